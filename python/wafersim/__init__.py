@@ -1,0 +1,30 @@
+"""wafersim: a cycle-level emulator of a wafer-scale dataflow deep-learning accelerator.
+
+This module only re-exports the public names; each concept lives in its own module.
+"""
+
+from . import _core
+from .errors import (
+    ConfigError,
+    DeadlockError,
+    MemoryAccessError,
+    ProgramError,
+    RouteError,
+    WaferError,
+)
+from . import numerics
+from .defaults import DEFAULTS
+
+__version__ = _core.__version__
+
+__all__ = [
+    "__version__",
+    "DEFAULTS",
+    "WaferError",
+    "ConfigError",
+    "ProgramError",
+    "MemoryAccessError",
+    "RouteError",
+    "DeadlockError",
+    "numerics",
+]

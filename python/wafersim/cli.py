@@ -1,0 +1,45 @@
+"""The ``wafersim`` command: ``wafersim info`` and ``wafersim demo``."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+from . import _core
+from .defaults import DEFAULTS
+
+
+def _info(_args: argparse.Namespace) -> int:
+    build = _core.build_info()
+    print(f"wafersim {build['version']}")
+    print(f"  python      {platform.python_version()} ({sys.executable})")
+    print(f"  compiler    {build['compiler']} (C++ {build['cplusplus']})")
+    print(f"  openmp      {build['openmp']}, {_core.omp_max_threads()} thread(s) available")
+    print(f"  sanitizers  {build['sanitizers']}")
+    print("default configuration:")
+    width = max(len(k) for k in DEFAULTS)
+    for key, value in DEFAULTS.items():
+        print(f"  {key:<{width}}  {value}")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(quick=args.quick)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="wafersim", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="version, compiler, threads and default configuration")
+    demo = sub.add_parser("demo", help="run the main end-to-end demonstration")
+    demo.add_argument("--quick", action="store_true", help="smaller sizes, for tests")
+    args = parser.parse_args(argv)
+    handlers = {"info": _info, "demo": _demo}
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

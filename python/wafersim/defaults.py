@@ -1,0 +1,22 @@
+"""Default configuration of an emulated wafer: the values ../docs/decisions.md justifies.
+
+Every component reads its defaults from here, so ``wafersim info`` prints what a
+``Wafer()`` built without arguments really uses.
+"""
+
+from __future__ import annotations
+
+#: Default machine parameters (seed 000 example values unless docs/decisions.md says why not).
+DEFAULTS: dict[str, object] = {
+    "fabric_colors": 24,          # routable colors; task ids 0..63, the rest are local [0096]
+    "task_ids": 64,               # 6-bit color / task id [0096]
+    "router_queue_depth": 2,      # per color [0317]; stall threshold depth-1 [0333]
+    "ce_input_queue_depth": 6,    # per color [0329]; stall threshold depth-2
+    "ce_output_queue_depth": 6,   # per fabric color [0360]
+    "microthreads": 8,            # UT State entries [0362]
+    "pe_memory_bytes": 48 * 1024, # [0700]
+    "gprs": 16,                   # 16 x 16-bit [0359]
+    "rng_resources": 4,           # LFSRs for stochastic rounding [0671]
+    "stochastic_bits": 3,         # N of [0672]
+    "hop_cycles": 1,              # every link kind [0294]
+}

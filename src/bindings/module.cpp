@@ -1,0 +1,9 @@
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "wafersim C++ core (private: use the wafersim package)";
+  using namespace wafersim::bindings;
+  bind_errors(m);
+  bind_info(m);
+  bind_numerics(m);
+}

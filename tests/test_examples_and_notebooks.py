@@ -1,0 +1,41 @@
+"""Every example script and notebook runs, so none goes stale."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").rglob("*.py"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+# Small sizes for scripts that accept them; each example documents its own options.
+QUICK_ARGS = {
+    "stochastic_rounding.py": ["--steps", "300"],
+}
+
+
+@pytest.mark.nosanitize
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(script, tmp_path):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    args = QUICK_ARGS.get(script.name, [])
+    out = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+@pytest.mark.nosanitize
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs(notebook, monkeypatch):
+    import nbclient  # installed by the `test` extra (through nbmake)
+    import nbformat
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(notebook, as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(notebook.parent)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors

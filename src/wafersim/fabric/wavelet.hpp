@@ -1,0 +1,32 @@
+// The unit of data on the fabric, kept logical rather than wire-level (docs/decisions.md):
+// seed 000 gives a sparse form {ctrl, 16-bit index, 16-bit data} [0422]-[0426] and a dense
+// form {ctrl, 2 x 16-bit or 1 x 32-bit data} [0427]-[0430], 5-bit fabric colors and 6-bit
+// color ids [0096]. One struct carries both forms; the receiver's descriptor decides how
+// to read it.
+#pragma once
+
+#include <cstdint>
+
+namespace wafersim::fabric {
+
+// A set of colors / task ids (0..63) as a bit mask.
+using ColorMask = uint64_t;
+inline constexpr int kMaxColorIds = 64;
+
+struct Wavelet {
+  uint32_t data = 0;    // dense: element 0 in bits 15:0, element 1 in 31:16, or one 32-bit
+                        // value; sparse: the 16-bit datum in bits 15:0
+  uint16_t index = 0;   // sparse index; the low 6 bits pick a control task's entry [0371]
+  uint8_t color = 0;    // 0..63
+  bool ctrl = false;    // control (closeout) bit [0425]
+
+  // Simulation bookkeeping, not architectural state: latency and hop statistics.
+  uint32_t injected_cycle = 0;
+  uint16_t hops = 0;
+
+  uint16_t lower_index() const { return index & 0x3F; }  // Lower Index Bits 1321.1 [0424]
+  uint16_t data_lo() const { return static_cast<uint16_t>(data & 0xFFFF); }
+  uint16_t data_hi() const { return static_cast<uint16_t>(data >> 16); }
+};
+
+}  // namespace wafersim::fabric

@@ -45,14 +45,14 @@ case "$job" in
   test)
     make_venv .venv
     .venv/bin/python -m pip install -q ".[test]" \
-      -Ccmake.define.WAFERSIM_WERROR=ON
+      --config-settings=cmake.define.WAFERSIM_WERROR=ON
     exec .venv/bin/python -m pytest -q "$@"
     ;;
   sanitize)
     make_venv .venv-sanitize
     .venv-sanitize/bin/python -m pip install -q ".[test]" \
-      -Ccmake.define.WAFERSIM_WERROR=ON -Ccmake.define.WAFERSIM_SANITIZE=ON \
-      -Cbuild-dir=build/sanitize
+      --config-settings=cmake.define.WAFERSIM_WERROR=ON --config-settings=cmake.define.WAFERSIM_SANITIZE=ON \
+      --config-settings=build-dir=build/sanitize
     # Python itself is not instrumented: preload the runtime, ignore interpreter leaks.
     LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)" \
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \

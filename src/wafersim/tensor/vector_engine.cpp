@@ -224,6 +224,16 @@ size_t VectorEngine::run(std::span<const DecodedBundle> program, size_t pc) {
   return pc;
 }
 
+void VectorEngine::load_program(std::span<const Bundle> bundles) {
+  std::vector<DecodedBundle> prog;
+  prog.reserve(bundles.size());
+  for (size_t i = 0; i < bundles.size(); ++i) {
+    prog.push_back(decode(bundles[i], "bundle " + std::to_string(i)));
+  }
+  program_ = std::move(prog);
+  pc_ = 0;
+}
+
 void VectorEngine::reset_timing() {
   next_issue_ = 2;
   store_cycles_.clear();
@@ -238,6 +248,7 @@ void VectorEngine::reset() {
   output_.clear();
   std::fill(sram_.begin(), sram_.end(), 0);
   read_ptr_ = write_ptr_ = 0;
+  pc_ = 0;
   reset_timing();
 }
 

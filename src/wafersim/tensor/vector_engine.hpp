@@ -87,6 +87,14 @@ class VectorEngine {
   // a DEQ finds the queue empty (returns that pc; nothing of that bundle has executed).
   size_t run(std::span<const DecodedBundle> program, size_t pc = 0);
 
+  // The instruction buffer [0060]: a decoded program and the pointer to the current
+  // instruction. run_loaded() continues from that pointer (the halt/wait of Fig. 6A, 609).
+  void load_program(std::span<const Bundle> bundles);
+  size_t run_loaded() { return pc_ = run(program_, pc_); }
+  size_t pc() const { return pc_; }
+  size_t program_size() const { return program_.size(); }
+  void restart_program() { pc_ = 0; }
+
   const VectorCounters& counters() const { return counters_; }
   // The cycle in which the next bundle could issue.
   int64_t next_issue() const { return next_issue_; }
@@ -114,6 +122,8 @@ class VectorEngine {
   std::deque<QueuedRow> queue_;
   std::deque<OutputRow> output_;
   std::vector<uint8_t> sram_;
+  std::vector<DecodedBundle> program_;
+  size_t pc_ = 0;
   int64_t read_ptr_ = 0;
   int64_t write_ptr_ = 0;
 

@@ -247,7 +247,6 @@ def _slot_op(mnemonic: str, line: _Line):
 
 
 def _assemble_line(line: _Line, text: str) -> int:
-    s = spec()
     parts = [p.strip() for p in text.split("|")]
     if any(not p for p in parts):
         raise line.error("empty component between '|' separators (write NOP)")
@@ -300,7 +299,6 @@ def _assemble_line(line: _Line, text: str) -> int:
                 raise line.error(f"{pre}_reg: {op['mnemonic']} takes a {op['reg']} register, got "
                                  f"{operands[0].strip()}")
             fields[pre + "_reg"] = idx
-    del s
     return encode_fields(fields)
 
 

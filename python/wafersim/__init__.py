@@ -13,6 +13,9 @@ from .errors import (
     WaferError,
 )
 from . import numerics
+from . import asm
+from . import tensor
+from .tensor import TensorUnit, TensorUnitConfig
 from .defaults import DEFAULTS
 
 __version__ = _core.__version__
@@ -27,4 +30,8 @@ __all__ = [
     "RouteError",
     "DeadlockError",
     "numerics",
+    "asm",
+    "tensor",
+    "TensorUnit",
+    "TensorUnitConfig",
 ]

@@ -13,6 +13,8 @@ from .errors import (
     WaferError,
 )
 from . import numerics
+from . import asm
+from . import pe
 from .defaults import DEFAULTS
 
 __version__ = _core.__version__
@@ -27,4 +29,6 @@ __all__ = [
     "RouteError",
     "DeadlockError",
     "numerics",
+    "asm",
+    "pe",
 ]

@@ -10,5 +10,6 @@ namespace py = pybind11;
 void bind_errors(py::module_& m);
 void bind_info(py::module_& m);
 void bind_numerics(py::module_& m);
+void bind_pe(py::module_& m);
 
 }  // namespace wafersim::bindings

@@ -141,15 +141,15 @@ class _Encoder:
         if t == "prn":
             return 8
         if elem in ("fp16", "fp32"):
-            names = {v: i for i, v in enumerate(self.isa.fp_imm) if not _is_number(v)}
-            if t in names:
+            names = {v.lower(): i for i, v in enumerate(self.isa.fp_imm) if v != "prn"}
+            if t in names:  # exact spelling first: "nan", "-0.0", "min_normal", ...
                 return names[t]
             try:
                 x = float(evaluate(t, {}, {}))
             except (ExpressionError, TypeError):
                 raise _Err(f"#{text} is not a floating-point immediate") from None
             for i, v in enumerate(self.isa.fp_imm):
-                if _is_number(v) and float(v) == x and math.copysign(1, float(v)) == math.copysign(1, x):
+                if _is_number(v) and not math.isnan(float(v)) and float(v) == x and math.copysign(1, float(v)) == math.copysign(1, x):
                     return i
             avail = ", ".join(f"#{v}" for v in self.isa.fp_imm)
             raise _Err(f"#{text} is not one of the floating-point immediates ({avail})")
@@ -311,9 +311,7 @@ class _Encoder:
                 raise _Err(f"branch target is {off} instructions away; a branch reaches "
                            "-128..127 (use jmp, or jr with a register)")
             return self._imm8(off & 0xFF, "offset")
-        if o.kind == "imm":
-            v = self.value(o.value)
-        elif o.kind == "expr" and kind == "jump_reg":
+        if o.kind in ("imm", "expr"):
             v = self.value(o.value)
         else:
             raise _Err(f"{op.mnemonic} source {o.text}: use #imm, a register, [addr] or S1[n]")
@@ -380,7 +378,11 @@ def _is_number(v: str) -> bool:
 
 
 def _parse_mnemonic(tok: str) -> tuple[str, tuple]:
-    parts = tok.lower().split(".")
+    """'fmach.t' -> ('fmach', ('t',)); directives ('.word') stay whole."""
+    tok = tok.lower()
+    if tok.startswith("."):
+        return tok, ()
+    parts = tok.split(".")
     return parts[0], tuple(parts[1:])
 
 
@@ -422,7 +424,7 @@ class _Assembler:
             line, text = item_or_line.line, item_or_line.text
         else:
             line, text = item_or_line
-        raise ProgramError(f"line {line}: {msg}\n    {text.strip()}")
+        raise ProgramError(f"line {line}: {msg}\n    {text.strip()}") from None
 
     def ev(self, text: str, where):
         try:

@@ -170,6 +170,7 @@ std::string LonePe::describe_wait() const {
     const size_t p = inject_q_[static_cast<size_t>(c)].size();
     if (r) s += "\n  loopback router queue of color " + std::to_string(c) + ": " + std::to_string(r);
     if (p) s += "\n  injections not yet accepted on color " + std::to_string(c) + ": " + std::to_string(p);
+    if ((sink_stalled_ >> c) & 1u) s += "\n  the bench's sink refuses color " + std::to_string(c);
   }
   return s;
 }

@@ -229,6 +229,11 @@ class LonePE:
                         _int_arg("interval", interval, 1, 2**31))
         return n
 
+    def pending_injections(self, color: int) -> int:
+        """Injected wavelets on ``color`` the CE has not accepted yet (backpressure holds
+        them at the producer)."""
+        return self._pe.pending_injections(_int_arg("color", color, 0, 63))
+
     def close(self, color: int, index: int, *, start: int = 0) -> None:
         """Queues a control (closeout) wavelet whose index starts task ``index & 63`` [0371]."""
         self.inject_wavelets(color, [0], index=[_int_arg("index", index, 0, 65535)], ctrl=[1],

@@ -67,6 +67,12 @@ py::dict stats_dict(const CeStats& s) {
     if (s.stalls[i]) st[stall_cause_name(static_cast<StallCause>(i))] = s.stalls[i];
   }
   d["stalls"] = st;
+  py::dict uw;
+  for (int i = 1; i < kStallCauses; ++i) {
+    if (s.microthread_waits[i]) uw[stall_cause_name(static_cast<StallCause>(i))] = s.microthread_waits[i];
+  }
+  d["microthread_waits"] = uw;
+  d["microthread_blocked"] = s.microthread_blocked;
   d["iterations"] = s.iterations;
   d["microthread_iterations"] = s.microthread_iterations;
   d["element_ops"] = s.element_ops;

@@ -46,6 +46,8 @@ struct CeStats {
   std::array<uint64_t, fabric::kMaxColorIds> tasks_by_id{};
   std::array<uint64_t, isa::kOps> instructions{};  // issued, by opcode
   std::array<uint64_t, kStallCauses> stalls{};     // foreground stall cycles by cause
+  std::array<uint64_t, kStallCauses> microthread_waits{};  // microthread-cycles waiting, by cause
+  uint64_t microthread_blocked = 0;  // microthread-cycles held back by a blocked owner [0390]
   uint64_t iterations = 0;              // vector iterations (foreground and microthreads)
   uint64_t microthread_iterations = 0;  // of which run by microthreads
   uint64_t element_ops = 0;             // elements processed by vector operations

@@ -97,9 +97,14 @@ void ComputeElement::execute_cycle() {
   bool ut_ready[8] = {};
   const bool all_blocked = fg_active_ && fg_->colorset && fg_->in.info().kind == isa::Kind::block;
   for (int i = 0; i < nut; ++i) {
-    if (!ut_[i] || all_blocked || core_.picker.is_blocked(ut_[i]->owner)) continue;
+    if (!ut_[i]) continue;
+    if (all_blocked || core_.picker.is_blocked(ut_[i]->owner)) {
+      ++s.microthread_blocked;
+      continue;
+    }
     utp[i] = probe(core_, *ut_[i]);
     ut_ready[i] = utp[i].lanes > 0 || utp[i].term;
+    if (!ut_ready[i]) ++s.microthread_waits[static_cast<int>(utp[i].cause)];
   }
   // One issue slot per cycle, shared round-robin by the foreground and microthreads.
   int chosen = -1;

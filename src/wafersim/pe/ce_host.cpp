@@ -182,7 +182,7 @@ std::string ComputeElement::describe_wait() const {
   }
   os << "\n  output queues: " << (oq.empty() ? "empty" : oq);
   for (size_t i = 0; i < ut_.size(); ++i) {
-    if (!ut_[i]) continue;
+    if (!((ut_used_ >> i) & 1u)) continue;
     const VectorOp& op = *ut_[i];
     const Probe p = probe(core_, op);
     os << "\n  microthread " << i << " (task " << op.owner << ", pc " << op.pc << " "

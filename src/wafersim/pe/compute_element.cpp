@@ -7,10 +7,10 @@ namespace wafersim::pe {
 using fabric::ColorMask;
 using fabric::Wavelet;
 
-ComputeElement::ComputeElement(const CeConfig& cfg) : core_((validate(cfg), cfg)) {
-  ut_.resize(static_cast<size_t>(cfg.microthreads));
-  ut_since_.resize(static_cast<size_t>(cfg.microthreads));
-}
+ComputeElement::ComputeElement(const CeConfig& cfg)
+    : core_((validate(cfg), cfg)),
+      fabric_mask_(cfg.fabric_colors >= 64 ? ~ColorMask{0}
+                                           : (ColorMask{1} << cfg.fabric_colors) - 1) {}
 
 // ---- cycle contract ----------------------------------------------------------------------
 
@@ -54,22 +54,19 @@ void ComputeElement::finish_cycle() {
   // [0329]: a queue holding more than capacity-2 wavelets stalls its color.
   const int threshold = core_.cfg.input_queue_depth - 2;
   ColorMask m = 0;
-  for (int c = 0; c < core_.cfg.fabric_colors; ++c) {
+  for (ColorMask q = core_.inq.nonempty() & fabric_mask_; q; q &= q - 1) {
+    const int c = __builtin_ctzll(q);
     if (core_.inq.size(c) > threshold) m |= ColorMask{1} << c;
   }
   stall_to_router_ = m;
 }
 
 bool ComputeElement::idle() const {
-  return !task_.active && !fg_active_ && microthreads_in_use() == 0 &&
+  return !task_.active && !fg_active_ && ut_used_ == 0 &&
          core_.picker.active() == 0 && core_.inq.nonempty() == 0 && core_.outq.nonempty() == 0;
 }
 
-int ComputeElement::microthreads_in_use() const {
-  int n = 0;
-  for (const auto& u : ut_) n += u ? 1 : 0;
-  return n;
-}
+int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_used_); }
 
 // ---- one cycle of execution --------------------------------------------------------------
 
@@ -92,12 +89,12 @@ void ComputeElement::execute_cycle() {
   }
   // Suspended microthreads whose stall has cleared [0607]; a blocked owner keeps them
   // waiting [0390], and so does a block with a non-immediate source in progress [0394].
-  const int nut = static_cast<int>(ut_.size());
-  Probe utp[8];
+  const int nut = core_.cfg.microthreads;
+  std::array<Probe, 8> utp;
   bool ut_ready[8] = {};
   const bool all_blocked = fg_active_ && fg_->colorset && fg_->in.info().kind == isa::Kind::block;
-  for (int i = 0; i < nut; ++i) {
-    if (!ut_[i]) continue;
+  for (unsigned used = ut_used_; used; used &= used - 1) {
+    const int i = __builtin_ctz(used);
     if (all_blocked || core_.picker.is_blocked(ut_[i]->owner)) {
       ++s.microthread_blocked;
       continue;
@@ -108,11 +105,15 @@ void ComputeElement::execute_cycle() {
   }
   // One issue slot per cycle, shared round-robin by the foreground and microthreads.
   int chosen = -1;
-  for (int k = 0; k <= nut; ++k) {
+  if (ut_used_ == 0) {
+    chosen = fg_ready ? 0 : -1;
+  } else {
+    for (int k = 0; k <= nut; ++k) {
     const int pos = (exec_rr_ + k) % (nut + 1);
     if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
       chosen = pos;
       break;
+    }
     }
   }
   if (chosen >= 0) exec_rr_ = (chosen + 1) % (nut + 1);
@@ -176,7 +177,7 @@ void ComputeElement::run_foreground(const Probe& p) {
 }
 
 bool ComputeElement::can_suspend(const VectorOp& op) const {
-  return op.microthreaded && !ut_[static_cast<size_t>(op.ut_entry)];
+  return op.microthreaded && !((ut_used_ >> op.ut_entry) & 1u);
 }
 
 void ComputeElement::suspend_foreground() {
@@ -185,7 +186,8 @@ void ComputeElement::suspend_foreground() {
   write_back_progress(core_, *fg_);
   const Instruction in = fg_->in;
   const int e = fg_->ut_entry;
-  ut_[static_cast<size_t>(e)] = std::move(fg_);
+  std::swap(ut_[static_cast<size_t>(e)], fg_);  // reuses the entry's old storage, if any
+  ut_used_ |= 1u << e;
   ut_since_[static_cast<size_t>(e)] = core_.cycle;
   fg_active_ = false;
   ++core_.stats().suspensions;
@@ -203,13 +205,12 @@ void ComputeElement::run_microthread(int slot, const Probe& p) {
         {static_cast<uint8_t>(slot), static_cast<uint8_t>(op.owner), static_cast<uint16_t>(op.pc),
          ut_since_[static_cast<size_t>(slot)], core_.cycle});
   }
-  ut_[static_cast<size_t>(slot)].reset();
+  ut_used_ &= ~(1u << slot);
 }
 
 void ComputeElement::start_vector(const Instruction& in) {
-  VectorOp op = issue_vector_op(core_, in, task_.pc, task_.id, task_.color);
-  if (fg_) *fg_ = std::move(op);
-  else fg_ = std::make_unique<VectorOp>(std::move(op));
+  if (!fg_) fg_ = std::make_unique<VectorOp>();
+  issue_vector_op(*fg_, core_, in, task_.pc, task_.id, task_.color);
   fg_active_ = true;
   if (fg_->done >= fg_->total) {  // nothing to do: a zero-length vector
     complete(core_, *fg_);

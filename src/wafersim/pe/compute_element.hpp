@@ -13,6 +13,7 @@
 // from the output side into our own input queues.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -107,8 +108,12 @@ class ComputeElement {
   Task task_;
   std::unique_ptr<VectorOp> fg_;  // the running task's vector operation, if any
   bool fg_active_ = false;
-  std::vector<std::unique_ptr<VectorOp>> ut_;  // UT State 845: suspended operations [0362]
-  std::vector<uint64_t> ut_since_;
+  // UT State 845: suspended operations [0362]; storage is kept for reuse, ut_used_ says
+  // which entries hold a live operation.
+  std::array<std::unique_ptr<VectorOp>, 8> ut_;
+  std::array<uint64_t, 8> ut_since_{};
+  unsigned ut_used_ = 0;
+  fabric::ColorMask fabric_mask_;
   int exec_rr_ = 0;  // round robin between the foreground and ready microthreads
   int out_rr_ = 0;   // round robin over output queues toward the on ramp
   fabric::ColorMask stall_to_router_ = 0;

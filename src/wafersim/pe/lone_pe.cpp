@@ -51,6 +51,7 @@ void LonePe::inject(int color, std::span<const uint32_t> data, std::span<const u
     p.wavelet.injected_cycle = static_cast<uint32_t>(p.due);
     q.push_back(p);
   }
+  if (!data.empty()) waiting_ |= ColorMask{1} << color;
 }
 
 int LonePe::pending_injections(int color) const {
@@ -85,42 +86,45 @@ void LonePe::one_cycle() {
                        " into a full router queue despite the stall");
       }
       q.push_back(*w);
+      waiting_ |= ColorMask{1} << c;
     } else {
       sinks_[static_cast<size_t>(c)].push_back({cycle_, *w});
     }
   }
   // Phase B: at most one wavelet on the off ramp, for a color the CE does not stall
   // (loopback traffic first, then injected traffic, round robin over colors).
-  const ColorMask ce_stall = ce_.stall_to_router();
   const int n = ce_.config().fabric_colors;
-  for (int k = 0; k < n; ++k) {
-    const int c = (off_rr_ + k) % n;
-    if ((ce_stall >> c) & 1u) continue;
-    auto& rq = router_q_[static_cast<size_t>(c)];
-    auto& iq = inject_q_[static_cast<size_t>(c)];
-    Wavelet w;
-    if (!rq.empty()) {
-      w = rq.front();
-      rq.pop_front();
-    } else if (!iq.empty() && iq.front().due <= cycle_) {
-      w = iq.front().wavelet;
-      iq.pop_front();
-    } else {
-      continue;
+  const ColorMask candidates = waiting_ & ~ce_.stall_to_router();
+  if (candidates) {
+    for (int k = 0; k < n; ++k) {
+      const int c = (off_rr_ + k) % n;
+      if (!((candidates >> c) & 1u)) continue;
+      auto& rq = router_q_[static_cast<size_t>(c)];
+      auto& iq = inject_q_[static_cast<size_t>(c)];
+      Wavelet w;
+      if (!rq.empty()) {
+        w = rq.front();
+        rq.pop_front();
+      } else if (!iq.empty() && iq.front().due <= cycle_) {
+        w = iq.front().wavelet;
+        iq.pop_front();
+      } else {
+        continue;
+      }
+      if (rq.empty() && iq.empty()) waiting_ &= ~(ColorMask{1} << c);
+      ce_.accept_offramp(w);
+      ++deliveries_;
+      off_rr_ = (c + 1) % n;
+      break;
     }
-    ce_.accept_offramp(w);
-    ++deliveries_;
-    off_rr_ = (c + 1) % n;
-    break;
   }
   ce_.finish_cycle();
   // The router's stall toward the on ramp: a loopback queue above depth-1 [0333], or a
   // stalled sink.
   ColorMask s = sink_stalled_;
-  for (int c = 0; c < n; ++c) {
-    if (((loopback_ >> c) & 1u) && static_cast<int>(router_q_[static_cast<size_t>(c)].size()) > depth_ - 1) {
-      s |= ColorMask{1} << c;
-    }
+  for (ColorMask m = loopback_ & waiting_; m; m &= m - 1) {
+    const int c = __builtin_ctzll(m);
+    if (static_cast<int>(router_q_[static_cast<size_t>(c)].size()) > depth_ - 1) s |= ColorMask{1} << c;
   }
   stall_to_ramp_ = s;
   ++cycle_;
@@ -130,12 +134,7 @@ void LonePe::run(uint64_t cycles) {
   for (uint64_t i = 0; i < cycles; ++i) one_cycle();
 }
 
-bool LonePe::in_flight() const {
-  for (size_t c = 0; c < kMaxFabricColors; ++c) {
-    if (!router_q_[c].empty() || !inject_q_[c].empty()) return true;
-  }
-  return false;
-}
+bool LonePe::in_flight() const { return waiting_ != 0; }
 
 bool LonePe::future_injection() const {
   for (const auto& q : inject_q_) {

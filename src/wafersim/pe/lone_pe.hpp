@@ -72,6 +72,7 @@ class LonePe {
   std::array<std::deque<Pending>, kMaxFabricColors> inject_q_;
   std::array<std::vector<SinkRecord>, kMaxFabricColors> sinks_;
   fabric::ColorMask sink_stalled_ = 0;
+  fabric::ColorMask waiting_ = 0;  // colors with loopback or injected wavelets to deliver
   fabric::ColorMask stall_to_ramp_ = 0;
   int off_rr_ = 0;
   uint64_t cycle_ = 0;

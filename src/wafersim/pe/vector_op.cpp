@@ -103,9 +103,9 @@ bool rewrite_dsr(CeCore& core, const Operand& o, uint64_t raw) {
 
 }  // namespace
 
-VectorOp issue_vector_op(const CeCore& core, const Instruction& in, uint32_t pc, int owner,
-                         int task_color) {
-  VectorOp op;
+void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, uint32_t pc,
+                     int owner, int task_color) {
+  op = VectorOp{};
   op.in = in;
   op.pc = pc;
   op.owner = owner;
@@ -162,7 +162,6 @@ VectorOp issue_vector_op(const CeCore& core, const Instruction& in, uint32_t pc,
     program_error(core, pc, info.mnemonic, "an in-place operation over a circular buffer",
                   ErrorCategory::unsupported);
   }
-  return op;
 }
 
 Probe probe(const CeCore& core, const VectorOp& op) {

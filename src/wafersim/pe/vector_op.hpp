@@ -39,8 +39,8 @@ struct Probe {
 
 // Reads the operands of a vector or comparison instruction (or of block / unblock /
 // activate with a vector source) at issue; throws ProgramError on illegal combinations.
-VectorOp issue_vector_op(const CeCore& core, const Instruction& in, uint32_t pc, int owner,
-                         int task_color);
+void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, uint32_t pc,
+                     int owner, int task_color);
 
 Probe probe(const CeCore& core, const VectorOp& op);
 

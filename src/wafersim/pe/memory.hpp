@@ -22,13 +22,29 @@ class PeMemory {
   // Little-endian reads and writes of 1..8 bytes; the range must have been checked.
   uint64_t read_le(uint32_t addr, int n) const {
     if (bytes_.empty()) return 0;
-    uint64_t v = 0;
-    std::memcpy(&v, bytes_.data() + addr, static_cast<size_t>(n));
-    return v;
+    const uint8_t* p = bytes_.data() + addr;
+    // Fixed-size copies into a variable of that size: no partial-store stalls.
+    switch (n) {
+      case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+      case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+      case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+      default: {
+        uint64_t v = 0;
+        for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
+        return v;
+      }
+    }
   }
   void write_le(uint32_t addr, int n, uint64_t v) {
     ensure();
-    std::memcpy(bytes_.data() + addr, &v, static_cast<size_t>(n));
+    uint8_t* p = bytes_.data() + addr;
+    switch (n) {
+      case 2: { const uint16_t w = static_cast<uint16_t>(v); std::memcpy(p, &w, 2); return; }
+      case 4: { const uint32_t w = static_cast<uint32_t>(v); std::memcpy(p, &w, 4); return; }
+      case 8: std::memcpy(p, &v, 8); return;
+      default:
+        for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+    }
   }
   uint16_t read16(uint32_t addr) const { return static_cast<uint16_t>(read_le(addr, 2)); }
   void write16(uint32_t addr, uint16_t v) { write_le(addr, 2, v); }

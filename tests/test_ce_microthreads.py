@@ -3,7 +3,6 @@ microthreading fabric operand (UE) suspends on a stall, lets other work run, and
 where it stopped; completion or Term activates its AC color."""
 
 import numpy as np
-import pytest
 from ce_bench import SINK
 
 import wafersim as ws

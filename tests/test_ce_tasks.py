@@ -3,7 +3,7 @@ picker's policies [0375], the register writes of a picked wavelet [0346]-[0347],
 
 import numpy as np
 import pytest
-from ce_bench import REPORT_R2, SINK, load_words, run_program, sent
+from ce_bench import REPORT_R2, load_words, run_program, sent
 
 import wafersim as ws
 
@@ -94,10 +94,10 @@ def test_conditional_branch_terminates_only_when_not_taken_0600():
     assert pe.gpr(7) == 3 and pe.gpr(1) == 0 and pe.gpr(5) == 0
 
 
-def _queued_then_released(policy, extra=""):
+def _queued_then_released(policy):
     """Blocks colors 3 and 5, queues wavelets, then unblocks all at once so that only the
     picker's policy decides the order."""
-    src = REPORT_R2 + f"""
+    src = REPORT_R2 + """
     .task hold, 40
     .task release, 41
     .task t3, 3

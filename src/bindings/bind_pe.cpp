@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <span>
 #include <string>
 
@@ -21,6 +22,8 @@ namespace {
 
 template <typename T>
 using CArray = py::array_t<T, py::array::c_style>;
+
+constexpr uint64_t kSlice = uint64_t{1} << 20;  // cycles between checks for Ctrl-C
 
 template <typename T>
 std::span<const T> view(const CArray<T>& a) {
@@ -229,15 +232,34 @@ void bind_pe(py::module_& root) {
       .def(
           "run",
           [](LonePe& p, uint64_t cycles) {
-            py::gil_scoped_release release;
-            p.run(cycles);
+            // Slices keep Ctrl-C responsive: Python's signal handlers run in between.
+            while (cycles > 0) {
+              const uint64_t n = std::min(cycles, kSlice);
+              {
+                py::gil_scoped_release release;
+                p.run(n);
+              }
+              cycles -= n;
+              if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            }
           },
           py::arg("cycles"))
       .def(
           "run_until_idle",
           [](LonePe& p, uint64_t max_cycles, uint64_t watchdog) {
-            py::gil_scoped_release release;
-            return p.run_until_idle(max_cycles, watchdog);
+            p.reset_watchdog();
+            while (max_cycles > 0) {
+              const uint64_t n = std::min(max_cycles, kSlice);
+              bool done;
+              {
+                py::gil_scoped_release release;
+                done = p.run_until_idle(n, watchdog);
+              }
+              if (done) return true;
+              max_cycles -= n;
+              if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            }
+            return p.ce().idle() && !p.in_flight();
           },
           py::arg("max_cycles"), py::arg("watchdog"))
       .def_property_readonly("idle", [](const LonePe& p) { return p.ce().idle(); })

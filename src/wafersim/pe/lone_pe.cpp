@@ -144,16 +144,14 @@ bool LonePe::future_injection() const {
 }
 
 bool LonePe::run_until_idle(uint64_t max_cycles, uint64_t watchdog) {
-  uint64_t last = ce_.progress() + deliveries_;
-  uint64_t still = 0;
   for (uint64_t i = 0; i < max_cycles; ++i) {
     if (ce_.idle() && !in_flight()) return true;
     one_cycle();
     const uint64_t now = ce_.progress() + deliveries_;
-    if (now != last || future_injection()) {
-      last = now;
-      still = 0;
-    } else if (watchdog > 0 && ++still >= watchdog) {
+    if (now != last_progress_ || future_injection()) {
+      last_progress_ = now;
+      still_ = 0;
+    } else if (watchdog > 0 && ++still_ >= watchdog) {
       throw DeadlockError("lone PE: nothing moved for " + std::to_string(watchdog) +
                               " cycles (cycle " + std::to_string(cycle_) + ")",
                           describe_wait());

@@ -50,8 +50,10 @@ class LonePe {
   void run(uint64_t cycles);
   // Runs until the CE is idle and nothing is in flight or due; false if max_cycles ran
   // out first. Throws DeadlockError when nothing moved for `watchdog` cycles while no
-  // injection was still due in the future.
+  // injection was still due in the future. The watchdog's count carries over between
+  // calls (so a long run may be cut into slices) until reset_watchdog().
   bool run_until_idle(uint64_t max_cycles, uint64_t watchdog);
+  void reset_watchdog() { still_ = 0; last_progress_ = ~uint64_t{0}; }
   bool in_flight() const;
 
   std::string describe_wait() const;
@@ -77,6 +79,7 @@ class LonePe {
   int off_rr_ = 0;
   uint64_t cycle_ = 0;
   uint64_t deliveries_ = 0;
+  uint64_t still_ = 0, last_progress_ = ~uint64_t{0};
 };
 
 }  // namespace wafersim::pe

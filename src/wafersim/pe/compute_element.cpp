@@ -109,11 +109,11 @@ void ComputeElement::execute_cycle() {
     chosen = fg_ready ? 0 : -1;
   } else {
     for (int k = 0; k <= nut; ++k) {
-    const int pos = (exec_rr_ + k) % (nut + 1);
-    if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
-      chosen = pos;
-      break;
-    }
+      const int pos = (exec_rr_ + k) % (nut + 1);
+      if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
+        chosen = pos;
+        break;
+      }
     }
   }
   if (chosen >= 0) exec_rr_ = (chosen + 1) % (nut + 1);

@@ -283,3 +283,58 @@ def test_saturation_flag_of_the_fp_control_register_0681():
 def test_setfpc_rejects_invalid_fields():
     with pytest.raises(ws.ProgramError, match="invalid rounding mode"):
         run_op("nop.t", np.zeros(1, np.float16), fpc=7)
+
+
+@pytest.mark.parametrize("op,fn", [
+    ("lt16", lambda a, b: np.int16(a) < np.int16(b)), ("le16", lambda a, b: np.int16(a) <= np.int16(b)),
+    ("eq16", lambda a, b: a == b), ("ltu16", lambda a, b: np.uint16(a) < np.uint16(b)),
+    ("tst16", lambda a, b: (a & b) != 0),
+])
+def test_integer_comparisons_set_the_flag(op, fn):
+    rng = np.random.default_rng(11)
+    for a, b in rng.integers(0, 65536, (30, 2)):
+        a, b = int(a), int(b)
+        pe = ws.pe.LonePE()
+        pe.load(f".task t, 1\nt: {op}.t r1, r2")
+        pe.set_gpr(1, a)
+        pe.set_gpr(2, b)
+        pe.launch("t")
+        pe.run()
+        assert pe.flag == bool(fn(np.uint16(a).view(np.uint16), np.uint16(b))), (op, a, b)
+
+
+@pytest.mark.parametrize("op,fn", [("flth", np.less), ("fleh", np.less_equal), ("feqh", np.equal)])
+def test_fp_comparisons_are_false_on_nan(op, fn):
+    vals = np.array([-1.5, 0.0, -0.0, 2.0, np.inf, np.nan], np.float16)
+    for a in vals:
+        for b in vals:
+            pe = ws.pe.LonePE()
+            pe.load(f".task t, 1\nt: {op}.t r1, r2")
+            pe.set_gpr(1, int(np.array(a).view(np.uint16)))
+            pe.set_gpr(2, int(np.array(b).view(np.uint16)))
+            pe.launch("t")
+            pe.run()
+            assert pe.flag == bool(fn(a, b)), (op, a, b)
+
+
+def test_setrng_selects_and_seedrng_reseeds_the_random_resource_0668_0671():
+    src = """
+    .task t, 1
+    t: setrng #2
+       mov16 r7, #prn
+       li r1, 1234
+       seedrng r1
+       mov16.t r8, #prn
+    """
+    pes = []
+    for seed in (5, 6):
+        pe = ws.pe.LonePE(rng_seed=seed)
+        pe.load(src)
+        pe.launch("t")
+        pe.run()
+        pes.append(pe)
+    assert pes[0].gpr(7) == ws.numerics.LfsrBank(4, 5).next_bits(2, 16)  # resource 2
+    assert pes[0].gpr(7) != pes[1].gpr(7)  # different machine seeds
+    assert pes[0].gpr(8) == pes[1].gpr(8)  # the same program seed: the same draws
+    with pytest.raises(ws.ProgramError, match="random-number resource 5 does not exist"):
+        run_op("setrng.t #5", np.zeros(1, np.float16))

@@ -322,3 +322,27 @@ def test_pack_and_unpack_descriptors_round_trip():
     assert raw >> 48 == 0 and x >> 51 == 0
     with pytest.raises(ValueError, match="length=40000 does not fit 15 bits"):
         pack_dsd("mem1d", length=40000)
+
+
+def test_xdsr_and_stride_register_stores_write_what_the_loads_read_0355():
+    pe = ws.pe.LonePE()
+    pe.load("""
+    .data
+    xd:  .xdsd circular, start=64, end=128, fifo=1, push=12, pop=13
+    s:   .stride -300
+    xo:  .space u16, 4
+    so:  .space u16, 1
+    .export xo, so
+    .code
+    .task t, 20
+    t: ldxds X[6], xd
+       ldsr SR[3], s
+       stxds X[6], xo
+       stsr.t SR[3], so
+    """.replace("stsr.t SR[3], so", "stsr SR[3], so\n       term"))
+    pe.launch("t")
+    pe.run()
+    assert int(pe.read("xo").view(np.uint64)[0]) == pack_xdsd("circular", start=64, end=128, fifo=1,
+                                                              push=12, pop=13)
+    assert int(pe.read("so")[0]) == (-300) & 0x7FFF
+    assert pe.stride_register(3) == (-300) & 0x7FFF

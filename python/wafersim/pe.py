@@ -28,7 +28,7 @@ from .asm import Program, assemble, disassemble
 from .defaults import DEFAULTS
 from .errors import ConfigError, MemoryAccessError, WaferError
 
-__all__ = ["LonePE", "PICKER_POLICIES"]
+__all__ = ["LonePE", "PICKER_POLICIES", "load_program", "write_symbol", "read_symbol"]
 
 _p = _core.pe
 
@@ -106,22 +106,8 @@ class LonePE:
     # ---- program and memory -------------------------------------------------------------
     def load(self, program: Program | str) -> Program:
         """Loads code, initial data and the Base register; a string is assembled first."""
-        if isinstance(program, str):
-            program = assemble(program)
-        if not isinstance(program, Program):
-            raise ConfigError(f"load() takes a Program or assembly text, got {type(program).__name__}")
-        first, words = program.code_array()
-        self._pe.base = program.base
-        self._pe.load_code(first, words)
-        limit = self.config.data_bytes
-        for addr, data in program.data:
-            if addr + len(data) > limit:
-                raise MemoryAccessError(
-                    f"program data at bytes {addr}..{addr + len(data)} does not fit the "
-                    f"{limit} bytes of data memory")
-            self._pe.write_memory(addr, np.frombuffer(data, dtype=np.uint8).copy())
-        self.program = program
-        return program
+        self.program = load_program(self._pe, program, self.config.data_bytes)
+        return self.program
 
     def _program(self) -> Program:
         if self.program is None:
@@ -130,33 +116,11 @@ class LonePE:
 
     def write(self, name: str, values) -> None:
         """Copies ``values`` into the exported data symbol ``name`` (host -> device)."""
-        sym = self._program().exported(name)
-        if sym.kind != "data":
-            raise ConfigError(f"symbol {name!r} is a task, not data")
-        arr = np.asarray(values)
-        if arr.dtype.kind not in "fiub":
-            raise ConfigError(f"write({name!r}): values must be numbers, got dtype {arr.dtype}")
-        if arr.size != sym.count:
-            raise ConfigError(f"write({name!r}): the symbol holds {sym.count} {sym.dtype.name} "
-                              f"elements, got an array of shape {arr.shape}")
-        with np.errstate(all="ignore"):
-            conv = arr.astype(sym.dtype).ravel()
-        back = conv.astype(arr.dtype) if arr.dtype != sym.dtype else conv
-        same = (back == arr.ravel()) | (np.isnan(back) & np.isnan(arr.ravel())) \
-            if arr.dtype.kind == "f" else back == arr.ravel()
-        if not np.all(same):
-            raise ConfigError(f"write({name!r}): values are not exactly representable as "
-                              f"{sym.dtype.name} (convert them first, e.g. with "
-                              f"wafersim.numerics.round_fp16)")
-        self._pe.write_memory(sym.address, conv.view(np.uint8).copy())
+        write_symbol(self._pe, self._program(), name, values)
 
     def read(self, name: str) -> np.ndarray:
         """A copy of the exported data symbol ``name`` (device -> host)."""
-        sym = self._program().exported(name)
-        if sym.kind != "data":
-            raise ConfigError(f"symbol {name!r} is a task, not data")
-        raw = self._pe.read_memory(sym.address, sym.nbytes)
-        return raw.view(sym.dtype).copy()
+        return read_symbol(self._pe, self._program(), name)
 
     def write_memory(self, address: int, data) -> None:
         buf = np.frombuffer(bytes(data), dtype=np.uint8).copy() if isinstance(data, (bytes, bytearray)) \
@@ -376,3 +340,62 @@ class LonePE:
         """What the CE is doing and what each waiting part waits on."""
         return self._pe.describe_wait()
 
+
+# ---- program images: shared with the wafer's per-PE handles ---------------------------
+# `target` is any binding object with `base`, `load_code(first, words)`,
+# `write_memory(addr, bytes)` and `read_memory(addr, n)` (the lone-PE bench, and later a
+# PE of a wafer).
+
+def load_program(target, program: Program | str, data_bytes: int) -> Program:
+    """Writes a program's code, initial data and Base register into a compute element."""
+    if isinstance(program, str):
+        program = assemble(program)
+    if not isinstance(program, Program):
+        raise ConfigError(f"load() takes a Program or assembly text, got {type(program).__name__}")
+    first, words = program.code_array()
+    target.base = program.base
+    target.load_code(first, words)
+    for addr, data in program.data:
+        if addr + len(data) > data_bytes:
+            raise MemoryAccessError(
+                f"program data at bytes {addr}..{addr + len(data)} does not fit the "
+                f"{data_bytes} bytes of data memory")
+        target.write_memory(addr, np.frombuffer(data, dtype=np.uint8).copy())
+    return program
+
+
+def _data_symbol(program: Program, name: str):
+    sym = program.exported(name)
+    if sym.kind != "data":
+        raise ConfigError(f"symbol {name!r} is a task, not data")
+    return sym
+
+
+def write_symbol(target, program: Program, name: str, values) -> None:
+    """Copies values into an exported data symbol, refusing wrong sizes and values the
+    symbol's type cannot hold exactly."""
+    sym = _data_symbol(program, name)
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fiub":
+        raise ConfigError(f"write({name!r}): values must be numbers, got dtype {arr.dtype}")
+    if arr.size != sym.count:
+        raise ConfigError(f"write({name!r}): the symbol holds {sym.count} {sym.dtype.name} "
+                          f"elements, got an array of shape {arr.shape}")
+    with np.errstate(all="ignore"):
+        conv = arr.astype(sym.dtype).ravel()
+    back = conv.astype(arr.dtype) if arr.dtype != sym.dtype else conv
+    flat = arr.ravel()
+    same = back == flat
+    if arr.dtype.kind == "f":
+        same |= np.isnan(back) & np.isnan(flat)
+    if not np.all(same):
+        raise ConfigError(f"write({name!r}): values are not exactly representable as "
+                          f"{sym.dtype.name} (convert them first, e.g. with "
+                          f"wafersim.numerics.round_fp16)")
+    target.write_memory(sym.address, conv.view(np.uint8).copy())
+
+
+def read_symbol(target, program: Program, name: str) -> np.ndarray:
+    """A copy of an exported data symbol."""
+    sym = _data_symbol(program, name)
+    return target.read_memory(sym.address, sym.nbytes).view(sym.dtype).copy()

@@ -1,5 +1,7 @@
 #include "wafersim/pe/operand.hpp"
 
+#include <algorithm>
+
 #include "wafersim/numerics/convert.hpp"
 #include "wafersim/pe/ce_errors.hpp"
 #include "wafersim/pe/isa.hpp"
@@ -266,7 +268,9 @@ uint32_t fifo_count(const CeCore& core, const Operand& o) {
   const uint32_t cap_bytes = o.end - o.start;
   // [0542]: equal pointers with different wrap bits = full, with equal bits = empty.
   if (rd.base == wr.base) return rd.fw != wr.fw ? cap_bytes / o.bytes : 0;
-  return ((wr.base + cap_bytes - rd.base) % cap_bytes) / o.bytes;
+  // Pointers a program moved outside the buffer give a meaningless but bounded count.
+  const uint32_t n = ((wr.base + cap_bytes - rd.base) % cap_bytes) / o.bytes;
+  return std::min(n, cap_bytes / o.bytes);
 }
 
 }  // namespace

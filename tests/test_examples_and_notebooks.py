@@ -15,6 +15,10 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 QUICK_ARGS = {
     "stochastic_rounding.py": ["--steps", "300"],
     "int8_cnn_tensor_unit.py": ["--size", "12"],
+    "dense_matvec.py": ["--rows", "8", "--cols", "8"],
+    "throttled_pipeline.py": ["--items", "40", "--work", "5"],
+    "fifo_pipeline.py": ["--items", "16"],
+    "forward_layer_fig11.py": ["--inputs", "8", "--outputs", "6"],
 }
 
 

@@ -16,6 +16,7 @@ from . import numerics
 from . import asm
 from . import tensor
 from .tensor import TensorUnit, TensorUnitConfig
+from . import pe
 from .defaults import DEFAULTS
 
 __version__ = _core.__version__
@@ -34,4 +35,5 @@ __all__ = [
     "tensor",
     "TensorUnit",
     "TensorUnitConfig",
+    "pe",
 ]

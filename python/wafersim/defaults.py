@@ -15,6 +15,8 @@ DEFAULTS: dict[str, object] = {
     "ce_output_queue_depth": 6,   # per fabric color [0360]
     "microthreads": 8,            # UT State entries [0362]
     "pe_memory_bytes": 48 * 1024, # [0700]
+    "pe_code_bytes": 16 * 1024,   # of which instructions [0700]
+    "task_start_latency": 2,      # cycles from a pick to the task's first issue
     "gprs": 16,                   # 16 x 16-bit [0359]
     "rng_resources": 4,           # LFSRs for stochastic rounding [0671]
     "stochastic_bits": 3,         # N of [0672]

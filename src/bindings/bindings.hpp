@@ -11,5 +11,6 @@ void bind_errors(py::module_& m);
 void bind_info(py::module_& m);
 void bind_numerics(py::module_& m);
 void bind_tensor(py::module_& m);
+void bind_pe(py::module_& m);
 
 }  // namespace wafersim::bindings

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_core, m) {
   bind_info(m);
   bind_numerics(m);
   bind_tensor(m);
+  bind_pe(m);
 }

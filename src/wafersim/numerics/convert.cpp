@@ -58,6 +58,33 @@ uint16_t fp32_to_fp16_rne(float x) {
   return static_cast<uint16_t>(sign | (kept + up));
 }
 
+uint16_t fp64_to_fp16_rne(double x) {
+  const uint64_t d = double_bits(x);
+  const uint16_t sign = static_cast<uint16_t>((d >> 48) & 0x8000u);
+  const uint64_t abs = d & 0x7FFFFFFFFFFFFFFFull;
+  if (abs >= 0x7FF0000000000000ull) {  // inf or NaN: keep the leading payload bits
+    if (abs == 0x7FF0000000000000ull) return static_cast<uint16_t>(sign | 0x7C00u);
+    const uint64_t payload = (abs & 0xFFFFFFFFFFFFFull) >> 42;
+    return static_cast<uint16_t>(sign | 0x7C00u | (payload ? payload : 1u));
+  }
+  if (abs >= 0x40EFFE0000000000ull) return static_cast<uint16_t>(sign | 0x7C00u);  // >= 65520
+  if (abs >= 0x3F10000000000000ull) {  // normal fp16 result (>= 2^-14)
+    const uint64_t odd = (abs >> 42) & 1u;
+    const uint64_t rounded = abs + ((uint64_t{1} << 41) - 1u) + odd;  // RNE on bit 42
+    return static_cast<uint16_t>(sign | ((rounded - (uint64_t{1008} << 52)) >> 42));
+  }
+  if (abs < 0x3E60000000000000ull) return sign;  // below half the smallest subnormal
+  // Subnormal fp16 result: the significand on the 2^-24 grid, RNE.
+  const uint64_t e = abs >> 52;
+  const uint64_t sig = (abs & 0xFFFFFFFFFFFFFull) | (uint64_t{1} << 52);
+  const uint64_t shift = 1051u - e;  // 43..53 for e in 998..1008
+  const uint64_t kept = sig >> shift;
+  const uint64_t rem = sig & ((uint64_t{1} << shift) - 1u);
+  const uint64_t half = uint64_t{1} << (shift - 1u);
+  const uint64_t up = (rem > half || (rem == half && (kept & 1u))) ? 1u : 0u;
+  return static_cast<uint16_t>(sign | (kept + up));
+}
+
 namespace {
 template <typename T>
 void round_array(std::span<const T> in, std::span<uint16_t> out, const FpControl& ctl,

@@ -25,6 +25,9 @@ float fp16_to_fp32(uint16_t h);
 // fp32 -> fp16, round to nearest even, IEEE subnormals, no saturation: the default path.
 uint16_t fp32_to_fp16_rne(float x);
 
+// fp64 -> fp16, round to nearest even, IEEE subnormals, no saturation (one rounding).
+uint16_t fp64_to_fp16_rne(double x);
+
 // Whether `ctl` asks for nothing beyond the default path above.
 inline bool is_default_rne(const FpControl& ctl) {
   return ctl.mode == RoundingMode::nearest_even && ctl.subnormals == Subnormals::keep &&

@@ -1,0 +1,85 @@
+"""Speed of one compute element on the lone-PE bench (the 16 x 16 wafer benchmark,
+bench_pe.py, comes with the fabric integration).
+
+Prints simulated cycles per second and vector element operations per second for a few
+programs, as ratios to two named baselines: an idle CE cycle (the bench's fixed cost per
+cycle) and numpy's fp16 ``a + b * c`` over arrays (what a kernel writer would compare
+element throughput against).
+Run: python benchmarks/bench_ce.py [--cycles N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import wafersim as ws
+
+VECTOR_LOOP = """
+.data
+x: .space {t}, 64
+dx: .dsd mem1d, base=x, length=64, stride={s}
+.code
+.task t, 1
+t:    lds0wds S0[0], dx
+      lds1wds S1[0], dx
+      lddwds D[0], dx
+loop: {op} D[0], S0[0], S1[0]
+      jmp loop
+"""
+
+SCALAR_LOOP = """
+.task t, 1
+t:    li r1, 30000
+loop: addi r1, -1
+      eq16 r1, #0
+      bf loop
+      jmp t
+"""
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def cycles_per_second(source: str | None, cycles: int) -> tuple[float, float]:
+    def once():
+        pe = ws.pe.LonePE()
+        if source is not None:
+            pe.load(source)
+            pe.launch("t")
+        pe.run(cycles)
+        once.ops = pe.stats()["element_ops"]
+    t = best_of(once)
+    return cycles / t, once.ops / t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cycles", type=int, default=1_000_000)
+    args = ap.parse_args()
+    n = 1 << 20
+    a = np.random.default_rng(0).uniform(-1, 1, (3, n)).astype(np.float16)
+    numpy_rate = n / best_of(lambda: a[0] + a[1] * a[2])
+    idle, _ = cycles_per_second(None, args.cycles)
+    print(f"baseline idle CE cycle:          {idle / 1e6:7.1f} M cycles/s")
+    print(f"baseline numpy fp16 a + b * c:   {numpy_rate / 1e6:7.1f} M elements/s")
+    rows = [("scalar loop (addi/eq16/bf)", SCALAR_LOOP),
+            ("fmach loop, fp16 SIMD 4", VECTOR_LOOP.format(t="fp16", s=2, op="fmach")),
+            ("fmacs loop, fp32", VECTOR_LOOP.format(t="fp32", s=4, op="fmacs"))]
+    for name, src in rows:
+        cps, ops = cycles_per_second(src, args.cycles)
+        vector = "loop," in name
+        extra = f"   {ops / 1e6:6.1f} M element-ops/s = {ops / numpy_rate:.3f} x numpy" if vector else ""
+        print(f"{name:32s} {cps / 1e6:7.2f} M cycles/s = {cps / idle:.2f} x idle{extra}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+// The compute element and its lone-PE test bench, plus the 20-bit decoder (for tests and
+// the disassembler's cross-checks). numpy arrays arrive C-contiguous with the exact dtype
+// (python/wafersim/pe.py prepares them).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <span>
+#include <string>
+
+#include "bindings.hpp"
+#include "wafersim/errors.hpp"
+#include "wafersim/pe/ce_config.hpp"
+#include "wafersim/pe/isa.hpp"
+#include "wafersim/pe/lone_pe.hpp"
+
+namespace wafersim::bindings {
+
+using namespace wafersim::pe;
+
+namespace {
+
+template <typename T>
+using CArray = py::array_t<T, py::array::c_style>;
+
+constexpr uint64_t kSlice = uint64_t{1} << 20;  // cycles between checks for Ctrl-C
+
+template <typename T>
+std::span<const T> view(const CArray<T>& a) {
+  return {a.data(), static_cast<size_t>(a.size())};
+}
+
+DsrSet dsr_set_named(const std::string& s) {
+  if (s == "s0" || s == "S0") return DsrSet::s0;
+  if (s == "s1" || s == "S1") return DsrSet::s1;
+  if (s == "d" || s == "D") return DsrSet::d;
+  throw ConfigError("DSR set must be 's0', 's1' or 'd', got '" + s + "'");
+}
+
+const char* start_name(TaskStart s) {
+  switch (s) {
+    case TaskStart::data_wavelet: return "data_wavelet";
+    case TaskStart::control_wavelet: return "control_wavelet";
+    case TaskStart::activation: return "activation";
+  }
+  return "?";
+}
+
+py::dict stats_dict(const CeStats& s) {
+  py::dict d;
+  d["cycles"] = s.cycles;
+  d["busy_cycles"] = s.busy_cycles;
+  d["stall_cycles"] = s.stall_cycles;
+  py::dict busy, tasks, occ;
+  for (int i = 0; i < fabric::kMaxColorIds; ++i) {
+    if (s.busy_by_id[i]) busy[py::int_(i)] = s.busy_by_id[i];
+    if (s.tasks_by_id[i]) tasks[py::int_(i)] = s.tasks_by_id[i];
+    if (s.max_input_occupancy[i]) occ[py::int_(i)] = static_cast<int>(s.max_input_occupancy[i]);
+  }
+  d["busy_by_task"] = busy;
+  d["tasks_started"] = tasks;
+  d["max_input_occupancy"] = occ;
+  py::dict ins;
+  for (int i = 1; i < isa::kOps; ++i) {
+    if (s.instructions[i]) ins[isa::kOpInfo[i].mnemonic] = s.instructions[i];
+  }
+  d["instructions"] = ins;
+  py::dict st;
+  for (int i = 1; i < kStallCauses; ++i) {
+    if (s.stalls[i]) st[stall_cause_name(static_cast<StallCause>(i))] = s.stalls[i];
+  }
+  d["stalls"] = st;
+  py::dict uw;
+  for (int i = 1; i < kStallCauses; ++i) {
+    if (s.microthread_waits[i]) uw[stall_cause_name(static_cast<StallCause>(i))] = s.microthread_waits[i];
+  }
+  d["microthread_waits"] = uw;
+  d["microthread_blocked"] = s.microthread_blocked;
+  d["iterations"] = s.iterations;
+  d["microthread_iterations"] = s.microthread_iterations;
+  d["element_ops"] = s.element_ops;
+  d["suspensions"] = s.suspensions;
+  d["wavelets_in"] = s.wavelets_in;
+  d["wavelets_out"] = s.wavelets_out;
+  d["wavelets_local"] = s.wavelets_local;
+  py::list spans, uspans;
+  for (const auto& t : s.task_spans) {
+    spans.append(py::make_tuple(static_cast<int>(t.id), start_name(t.how), t.start, t.end));
+  }
+  for (const auto& u : s.microthread_spans) {
+    uspans.append(py::make_tuple(static_cast<int>(u.slot), static_cast<int>(u.owner),
+                                 static_cast<int>(u.pc), u.start, u.end));
+  }
+  d["task_spans"] = spans;
+  d["microthread_spans"] = uspans;
+  return d;
+}
+
+py::dict sink_dict(const std::vector<SinkRecord>& recs) {
+  const auto n = static_cast<py::ssize_t>(recs.size());
+  CArray<uint64_t> cycle(n);
+  CArray<uint32_t> data(n), injected(n);
+  CArray<uint16_t> index(n);
+  CArray<bool> ctrl(n);
+  for (py::ssize_t i = 0; i < n; ++i) {
+    const SinkRecord& r = recs[static_cast<size_t>(i)];
+    cycle.mutable_data()[i] = r.cycle;
+    data.mutable_data()[i] = r.wavelet.data;
+    injected.mutable_data()[i] = r.wavelet.injected_cycle;
+    index.mutable_data()[i] = r.wavelet.index;
+    ctrl.mutable_data()[i] = r.wavelet.ctrl;
+  }
+  py::dict d;
+  d["cycle"] = cycle;
+  d["data"] = data;
+  d["index"] = index;
+  d["ctrl"] = ctrl;
+  d["injected"] = injected;
+  return d;
+}
+
+}  // namespace
+
+void bind_pe(py::module_& root) {
+  py::module_ m = root.def_submodule("pe", "compute element, ISA decoder and lone-PE bench");
+
+  py::enum_<PickerPolicy>(m, "PickerPolicy")
+      .value("round_robin", PickerPolicy::round_robin)
+      .value("pick_from_last", PickerPolicy::pick_from_last);
+
+  py::class_<CeConfig>(m, "CeConfig")
+      .def(py::init<>())
+      .def_readwrite("memory_bytes", &CeConfig::memory_bytes)
+      .def_readwrite("code_bytes", &CeConfig::code_bytes)
+      .def_readwrite("fabric_colors", &CeConfig::fabric_colors)
+      .def_readwrite("input_queue_depth", &CeConfig::input_queue_depth)
+      .def_readwrite("output_queue_depth", &CeConfig::output_queue_depth)
+      .def_readwrite("microthreads", &CeConfig::microthreads)
+      .def_readwrite("task_start_latency", &CeConfig::task_start_latency)
+      .def_readwrite("picker", &CeConfig::picker)
+      .def_readwrite("rng_resources", &CeConfig::rng_resources)
+      .def_readwrite("rng_seed", &CeConfig::rng_seed)
+      .def_readwrite("row", &CeConfig::row)
+      .def_readwrite("col", &CeConfig::col)
+      .def_readwrite("trace", &CeConfig::trace)
+      .def_property_readonly("data_bytes", &CeConfig::data_bytes)
+      .def_property_readonly("max_instructions", &CeConfig::max_instructions)
+      .def("validate", [](const CeConfig& c) { validate(c); });
+
+  m.def(
+      "decode",
+      [](uint32_t word) {
+        const Instruction in = decode(word);
+        py::dict d;
+        d["mnemonic"] = in.mnemonic();
+        d["family"] = isa::kFamilyInfo[static_cast<int>(in.family)].name;
+        d["op0_type"] = in.op0_type;
+        d["op0"] = in.op0;
+        d["op1_type"] = in.op1_type;
+        d["op1"] = in.op1;
+        d["imm_high"] = in.imm_high;
+        d["imm_low"] = in.imm_low;
+        d["term"] = in.term;
+        return d;
+      },
+      py::arg("word"), "Decodes a 20-bit word with the C++ decoder (mnemonic 'illegal' if none).");
+
+  py::class_<LonePe>(m, "LonePe")
+      .def(py::init<const CeConfig&, uint64_t, int>(), py::arg("config"), py::arg("loopback"),
+           py::arg("router_queue_depth") = 2)
+      .def_property_readonly("cycle", &LonePe::cycle)
+      .def_property_readonly("loopback", &LonePe::loopback)
+      .def(
+          "load_code",
+          [](LonePe& p, uint32_t first, const CArray<uint32_t>& words) {
+            p.ce().load_code(first, view(words));
+          },
+          py::arg("first"), py::arg("words").noconvert())
+      .def("fetch_word", [](const LonePe& p, uint32_t i) { return p.ce().fetch_word(i); })
+      .def(
+          "write_memory",
+          [](LonePe& p, uint32_t addr, const CArray<uint8_t>& bytes) {
+            p.ce().write_memory(addr, view(bytes));
+          },
+          py::arg("addr"), py::arg("bytes").noconvert())
+      .def(
+          "read_memory",
+          [](const LonePe& p, uint32_t addr, uint32_t n) {
+            CArray<uint8_t> out(static_cast<py::ssize_t>(n));
+            p.ce().read_memory(addr, std::span<uint8_t>(out.mutable_data(), n));
+            return out;
+          },
+          py::arg("addr"), py::arg("n"))
+      .def_property("base", [](const LonePe& p) { return p.ce().base(); },
+                    [](LonePe& p, uint32_t b) { p.ce().set_base(b); })
+      .def("activate", [](LonePe& p, int id) { p.ce().activate(id); }, py::arg("id"))
+      .def("gpr", [](const LonePe& p, int r) { return p.ce().gpr(r); }, py::arg("r"))
+      .def("set_gpr", [](LonePe& p, int r, uint16_t v) { p.ce().set_gpr(r, v); })
+      .def("dsr", [](const LonePe& p, const std::string& s, int n) { return p.ce().dsr(dsr_set_named(s), n); })
+      .def("set_dsr", [](LonePe& p, const std::string& s, int n, uint64_t raw) {
+        p.ce().set_dsr(dsr_set_named(s), n, raw);
+      })
+      .def("xdsr", [](const LonePe& p, int n) { return p.ce().xdsr(n); })
+      .def("set_xdsr", [](LonePe& p, int n, uint64_t raw) { p.ce().set_xdsr(n, raw); })
+      .def("stride_reg", [](const LonePe& p, int n) { return p.ce().stride_reg(n); })
+      .def("set_stride_reg", [](LonePe& p, int n, uint16_t v) { p.ce().set_stride_reg(n, v); })
+      .def_property_readonly("flag", [](const LonePe& p) { return p.ce().flag(); })
+      .def_property_readonly("active_ids", [](const LonePe& p) { return p.ce().active_ids(); })
+      .def_property_readonly("blocked_ids", [](const LonePe& p) { return p.ce().blocked_ids(); })
+      .def("input_queue_size", [](const LonePe& p, int c) { return p.ce().input_queue_size(c); })
+      .def("output_queue_size", [](const LonePe& p, int c) { return p.ce().output_queue_size(c); })
+      .def_property_readonly("stall_to_router", [](const LonePe& p) { return p.ce().stall_to_router(); })
+      .def_property_readonly("task_running", [](const LonePe& p) { return p.ce().task_running(); })
+      .def_property_readonly("running_task", [](const LonePe& p) { return p.ce().running_task(); })
+      .def_property_readonly("pc", [](const LonePe& p) { return p.ce().pc(); })
+      .def_property_readonly("microthreads_in_use",
+                             [](const LonePe& p) { return p.ce().microthreads_in_use(); })
+      .def_property("fp_control", [](const LonePe& p) { return p.ce().fp_control(); },
+                    [](LonePe& p, const numerics::FpControl& c) { p.ce().set_fp_control(c); })
+      .def(
+          "inject",
+          [](LonePe& p, int color, const CArray<uint32_t>& data, const CArray<uint16_t>& index,
+             const CArray<uint8_t>& ctrl, uint64_t start, uint32_t interval) {
+            p.inject(color, view(data), view(index), view(ctrl), start, interval);
+          },
+          py::arg("color"), py::arg("data").noconvert(), py::arg("index").noconvert(),
+          py::arg("ctrl").noconvert(), py::arg("start"), py::arg("interval"))
+      .def("pending_injections", &LonePe::pending_injections, py::arg("color"))
+      .def("set_sink_stalled", &LonePe::set_sink_stalled, py::arg("color"), py::arg("stalled"))
+      .def("sink", [](const LonePe& p, int c) { return sink_dict(p.sink(c)); }, py::arg("color"))
+      .def("clear_sinks", &LonePe::clear_sinks)
+      .def(
+          "run",
+          [](LonePe& p, uint64_t cycles) {
+            // Slices keep Ctrl-C responsive: Python's signal handlers run in between.
+            while (cycles > 0) {
+              const uint64_t n = std::min(cycles, kSlice);
+              {
+                py::gil_scoped_release release;
+                p.run(n);
+              }
+              cycles -= n;
+              if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            }
+          },
+          py::arg("cycles"))
+      .def(
+          "run_until_idle",
+          [](LonePe& p, uint64_t max_cycles, uint64_t watchdog) {
+            p.reset_watchdog();
+            while (max_cycles > 0) {
+              const uint64_t n = std::min(max_cycles, kSlice);
+              bool done;
+              {
+                py::gil_scoped_release release;
+                done = p.run_until_idle(n, watchdog);
+              }
+              if (done) return true;
+              max_cycles -= n;
+              if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            }
+            return p.ce().idle() && !p.in_flight();
+          },
+          py::arg("max_cycles"), py::arg("watchdog"))
+      .def_property_readonly("idle", [](const LonePe& p) { return p.ce().idle(); })
+      .def_property_readonly("in_flight", &LonePe::in_flight)
+      .def("stats", [](LonePe& p) { return stats_dict(p.ce().stats()); })
+      .def("reset_stats", [](LonePe& p) { p.ce().reset_stats(); })
+      .def("describe_wait", &LonePe::describe_wait);
+}
+
+}  // namespace wafersim::bindings

@@ -1,0 +1,72 @@
+// The architectural state of one compute element that the sequencer, the vector engine
+// and the datapath share: memory, registers, descriptors, queues, Block/Active bits, FP
+// control and random-number resources (seed 000 FIG. 8).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "wafersim/numerics/fp_control.hpp"
+#include "wafersim/numerics/lfsr.hpp"
+#include "wafersim/pe/ce_config.hpp"
+#include "wafersim/pe/ce_stats.hpp"
+#include "wafersim/pe/dsd.hpp"
+#include "wafersim/pe/memory.hpp"
+#include "wafersim/pe/picker.hpp"
+#include "wafersim/pe/queue_bank.hpp"
+
+namespace wafersim::pe {
+
+struct CeCore {
+  explicit CeCore(const CeConfig& c)
+      : cfg(c),
+        mem(c.memory_bytes),
+        inq(fabric::kMaxColorIds, c.input_queue_depth),
+        outq(c.fabric_colors, c.output_queue_depth),
+        picker(c.picker),
+        rng(c.rng_resources, c.rng_seed) {}
+
+  CeConfig cfg;
+  PeMemory mem;
+  std::array<uint16_t, isa::kGprs> gpr{};  // RF 842 [0359]
+  DsrFile dsr;                              // DSRs 846 [0355]
+  QueueBank inq;                            // Input Qs 897, one per id [0341]
+  QueueBank outq;                           // Output Queues 859, one per fabric color [0360]
+  Picker picker;                            // with Active Bits 898 and Block Bits 899
+  numerics::FpControl fpc;                  // FP Control Register 2925 [0680]
+  numerics::LfsrBank rng;                   // RNGs 2921 [0671]
+  bool flag = false;                        // result of the last comparison
+  uint32_t base = 0;                        // Base 890, in instructions [0346]
+  uint64_t cycle = 0;
+  uint64_t progress = 0;  // bumps on every observable step; the watchdog compares it
+
+  bool is_local(int color) const { return color >= cfg.fabric_colors; }
+  std::string name() const { return pe_name(cfg); }
+
+  CeStats& stats() {
+    if (!stats_) stats_ = std::make_unique<CeStats>();
+    return *stats_;
+  }
+  const CeStats* stats_if_any() const { return stats_.get(); }
+  void reset_stats() { stats_.reset(); }
+
+  void activate_id(int id) { picker.activate(fabric::ColorMask{1} << id); }
+
+  // Wavelets sent on a local color go straight into our own input queue.
+  void deliver_local(const fabric::Wavelet& w) {
+    inq.push(w.color, w);
+    note_occupancy(w.color);
+    ++stats().wavelets_local;
+  }
+  void note_occupancy(int q) {
+    auto& m = stats().max_input_occupancy[q];
+    if (inq.size(q) > m) m = static_cast<uint8_t>(inq.size(q));
+  }
+
+ private:
+  std::unique_ptr<CeStats> stats_;  // allocated on first use: idle PEs stay small
+};
+
+}  // namespace wafersim::pe

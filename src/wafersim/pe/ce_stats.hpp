@@ -1,0 +1,63 @@
+// Per-PE statistics and trace events of a compute element: what `run()` reports and what
+// the Chrome/Perfetto trace shows.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "wafersim/fabric/wavelet.hpp"
+#include "wafersim/pe/isa_tables.hpp"
+
+namespace wafersim::pe {
+
+// Why the foreground could not use a cycle, or why a microthread waits [0608].
+enum class StallCause : uint8_t {
+  none,
+  input_empty,       // a fabric input's queue holds too few elements
+  output_full,       // a fabric output's output queue is full [0337]
+  local_queue_full,  // a local-color output's input queue is full
+  fifo_empty,        // a source FIFO is empty [0542]
+  fifo_full,         // a destination FIFO is full [0542]
+  ut_slot_busy,      // the microthread's UT State entry is taken
+};
+inline constexpr int kStallCauses = 7;
+const char* stall_cause_name(StallCause c);
+
+// How a task was started.
+enum class TaskStart : uint8_t { data_wavelet, control_wavelet, activation };
+
+struct TaskSpan {
+  uint8_t id;
+  TaskStart how;
+  uint64_t start, end;  // cycle of the pick, cycle of the terminating instruction
+};
+struct MicrothreadSpan {
+  uint8_t slot, owner;
+  uint16_t pc;
+  uint64_t start, end;  // suspension, completion
+};
+
+struct CeStats {
+  uint64_t cycles = 0;        // cycles stepped
+  uint64_t busy_cycles = 0;   // a task was starting or running
+  uint64_t stall_cycles = 0;  // the running task could not issue or iterate
+  std::array<uint64_t, fabric::kMaxColorIds> busy_by_id{};
+  std::array<uint64_t, fabric::kMaxColorIds> tasks_by_id{};
+  std::array<uint64_t, isa::kOps> instructions{};  // issued, by opcode
+  std::array<uint64_t, kStallCauses> stalls{};     // foreground stall cycles by cause
+  std::array<uint64_t, kStallCauses> microthread_waits{};  // microthread-cycles waiting, by cause
+  uint64_t microthread_blocked = 0;  // microthread-cycles held back by a blocked owner [0390]
+  uint64_t iterations = 0;              // vector iterations (foreground and microthreads)
+  uint64_t microthread_iterations = 0;  // of which run by microthreads
+  uint64_t element_ops = 0;             // elements processed by vector operations
+  uint64_t suspensions = 0;             // microthread suspensions [0606]
+  uint64_t wavelets_in = 0;             // accepted from the off ramp
+  uint64_t wavelets_out = 0;            // handed to the on ramp
+  uint64_t wavelets_local = 0;          // local-color wavelets delivered to our own queues
+  std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};
+  std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
+  std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
+};
+
+}  // namespace wafersim::pe

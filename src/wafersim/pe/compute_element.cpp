@@ -1,0 +1,264 @@
+#include "wafersim/pe/compute_element.hpp"
+
+#include "wafersim/pe/ce_errors.hpp"
+
+namespace wafersim::pe {
+
+using fabric::ColorMask;
+using fabric::Wavelet;
+
+ComputeElement::ComputeElement(const CeConfig& cfg)
+    : core_((validate(cfg), cfg)),
+      fabric_mask_(cfg.fabric_colors >= 64 ? ~ColorMask{0}
+                                           : (ColorMask{1} << cfg.fabric_colors) - 1) {}
+
+// ---- cycle contract ----------------------------------------------------------------------
+
+std::optional<Wavelet> ComputeElement::step(uint64_t cycle, ColorMask router_stall) {
+  core_.cycle = cycle;
+  std::optional<Wavelet> out = present_output(router_stall);
+  execute_cycle();
+  return out;
+}
+
+std::optional<Wavelet> ComputeElement::present_output(ColorMask router_stall) {
+  const ColorMask ready = core_.outq.nonempty() & ~router_stall;
+  if (ready == 0) return std::nullopt;
+  const int n = core_.cfg.fabric_colors;
+  for (int k = 0; k < n; ++k) {
+    const int c = (out_rr_ + k) % n;
+    if (!((ready >> c) & 1u)) continue;
+    out_rr_ = (c + 1) % n;
+    ++core_.stats().wavelets_out;
+    ++core_.progress;
+    return core_.outq.pop(c);
+  }
+  return std::nullopt;
+}
+
+void ComputeElement::accept_offramp(const Wavelet& w) {
+  if (w.color >= core_.cfg.fabric_colors) {
+    internal_error(core_.name() + ": the router delivered local color " + std::to_string(w.color));
+  }
+  if (core_.inq.full(w.color)) {
+    internal_error(core_.name() + ": the router delivered color " + std::to_string(w.color) +
+                   " into a full input queue despite the stall [0330]");
+  }
+  core_.inq.push(w.color, w);
+  core_.note_occupancy(w.color);
+  ++core_.stats().wavelets_in;
+  ++core_.progress;
+}
+
+void ComputeElement::finish_cycle() {
+  // [0329]: a queue holding more than capacity-2 wavelets stalls its color.
+  const int threshold = core_.cfg.input_queue_depth - 2;
+  ColorMask m = 0;
+  for (ColorMask q = core_.inq.nonempty() & fabric_mask_; q; q &= q - 1) {
+    const int c = __builtin_ctzll(q);
+    if (core_.inq.size(c) > threshold) m |= ColorMask{1} << c;
+  }
+  stall_to_router_ = m;
+}
+
+bool ComputeElement::idle() const {
+  return !task_.active && !fg_active_ && ut_used_ == 0 &&
+         core_.picker.active() == 0 && core_.inq.nonempty() == 0 && core_.outq.nonempty() == 0;
+}
+
+int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_used_); }
+
+// ---- one cycle of execution --------------------------------------------------------------
+
+void ComputeElement::execute_cycle() {
+  CeStats& s = core_.stats();
+  ++s.cycles;
+  if (!task_.active) try_pick();
+
+  // The foreground: the running task, once its first instruction can issue.
+  bool fg_ready = false;
+  Probe fgp;
+  const bool fg_live = task_.active && core_.cycle >= task_.issue_at;
+  if (fg_live) {
+    if (!fg_active_) {
+      fg_ready = true;
+    } else {
+      fgp = probe(core_, *fg_);
+      fg_ready = fgp.lanes > 0 || fgp.term || can_suspend(*fg_);
+    }
+  }
+  // Suspended microthreads whose stall has cleared [0607]; a blocked owner keeps them
+  // waiting [0390], and so does a block with a non-immediate source in progress [0394].
+  const int nut = core_.cfg.microthreads;
+  std::array<Probe, 8> utp;
+  bool ut_ready[8] = {};
+  const bool all_blocked = fg_active_ && fg_->colorset && fg_->in.info().kind == isa::Kind::block;
+  for (unsigned used = ut_used_; used; used &= used - 1) {
+    const int i = __builtin_ctz(used);
+    if (all_blocked || core_.picker.is_blocked(ut_[i]->owner)) {
+      ++s.microthread_blocked;
+      continue;
+    }
+    utp[i] = probe(core_, *ut_[i]);
+    ut_ready[i] = utp[i].lanes > 0 || utp[i].term;
+    if (!ut_ready[i]) ++s.microthread_waits[static_cast<int>(utp[i].cause)];
+  }
+  // One issue slot per cycle, shared round-robin by the foreground and microthreads.
+  int chosen = -1;
+  if (ut_used_ == 0) {
+    chosen = fg_ready ? 0 : -1;
+  } else {
+    for (int k = 0; k <= nut; ++k) {
+      const int pos = (exec_rr_ + k) % (nut + 1);
+      if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
+        chosen = pos;
+        break;
+      }
+    }
+  }
+  if (chosen >= 0) exec_rr_ = (chosen + 1) % (nut + 1);
+
+  if (task_.active) {
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    if (fg_live && !fg_ready) note_stall(fgp);
+  }
+  if (chosen == 0) run_foreground(fgp);
+  else if (chosen > 0) run_microthread(chosen - 1, utp[chosen - 1]);
+}
+
+void ComputeElement::try_pick() {
+  const Pick p = core_.picker.select(core_.inq.nonempty());
+  if (p.kind == Pick::Kind::none) return;
+  Task t;
+  t.active = true;
+  t.start = core_.cycle;
+  t.issue_at = core_.cycle + static_cast<uint64_t>(core_.cfg.task_start_latency);
+  t.color = p.id;
+  int entry_id = p.id;
+  if (p.kind == Pick::Kind::wavelet) {
+    const Wavelet w = core_.inq.pop(p.id);
+    // The picked wavelet's data and index go to the register file [0346].
+    core_.gpr[isa::kWaveletDataGpr] = w.data_lo();
+    core_.gpr[isa::kWaveletDataGpr + 1] = w.data_hi();
+    core_.gpr[isa::kIndexGpr] = w.index;
+    if (w.ctrl) {
+      // A control wavelet starts the task its low six index bits name [0371].
+      entry_id = w.lower_index();
+      t.how = TaskStart::control_wavelet;
+      core_.picker.note_closeout();
+    } else {
+      t.how = TaskStart::data_wavelet;  // entry Base + 4 * color [0371]
+    }
+  } else {
+    t.how = TaskStart::activation;  // Active bit already cleared by the picker [0381]
+  }
+  t.id = entry_id;
+  t.pc = core_.base + 4u * static_cast<uint32_t>(entry_id);
+  task_ = t;
+  ++core_.stats().tasks_by_id[entry_id];
+  ++core_.progress;
+}
+
+void ComputeElement::run_foreground(const Probe& p) {
+  if (!fg_active_) {
+    issue_instruction();
+    return;
+  }
+  if (p.lanes > 0 || p.term) {
+    if (iterate(core_, *fg_, p)) {
+      complete(core_, *fg_);
+      fg_active_ = false;
+      finish_vector_instruction(fg_->in);
+    }
+    return;
+  }
+  suspend_foreground();
+}
+
+bool ComputeElement::can_suspend(const VectorOp& op) const {
+  return op.microthreaded && !((ut_used_ >> op.ut_entry) & 1u);
+}
+
+void ComputeElement::suspend_foreground() {
+  // [0606]-[0607], [0609]: save the operation to its UT State entry, write its progress
+  // back into the descriptors, and let the task go on with its next instruction.
+  write_back_progress(core_, *fg_);
+  const Instruction in = fg_->in;
+  const int e = fg_->ut_entry;
+  std::swap(ut_[static_cast<size_t>(e)], fg_);  // reuses the entry's old storage, if any
+  ut_used_ |= 1u << e;
+  ut_since_[static_cast<size_t>(e)] = core_.cycle;
+  fg_active_ = false;
+  ++core_.stats().suspensions;
+  ++core_.progress;
+  finish_vector_instruction(in);
+}
+
+void ComputeElement::run_microthread(int slot, const Probe& p) {
+  VectorOp& op = *ut_[static_cast<size_t>(slot)];
+  ++core_.stats().microthread_iterations;
+  if (!iterate(core_, op, p)) return;
+  complete(core_, op);
+  if (core_.cfg.trace) {
+    core_.stats().microthread_spans.push_back(
+        {static_cast<uint8_t>(slot), static_cast<uint8_t>(op.owner), static_cast<uint16_t>(op.pc),
+         ut_since_[static_cast<size_t>(slot)], core_.cycle});
+  }
+  ut_used_ &= ~(1u << slot);
+}
+
+void ComputeElement::start_vector(const Instruction& in) {
+  if (!fg_) fg_ = std::make_unique<VectorOp>();
+  issue_vector_op(*fg_, core_, in, task_.pc, task_.id, task_.color);
+  fg_active_ = true;
+  if (fg_->done >= fg_->total) {  // nothing to do: a zero-length vector
+    complete(core_, *fg_);
+    fg_active_ = false;
+    finish_vector_instruction(in);
+    return;
+  }
+  // The issue cycle runs the first iteration, or stalls / suspends right away.
+  const Probe p = probe(core_, *fg_);
+  if (p.lanes > 0 || p.term) {
+    run_foreground(p);
+  } else if (can_suspend(*fg_)) {
+    suspend_foreground();
+  } else {
+    note_stall(p);
+  }
+}
+
+void ComputeElement::note_stall(const Probe& p) {
+  CeStats& s = core_.stats();
+  ++s.stall_cycles;
+  // A microthreaded operation that cannot suspend waits for its UT State entry.
+  const StallCause c = fg_->microthreaded ? StallCause::ut_slot_busy : p.cause;
+  ++s.stalls[static_cast<int>(c)];
+}
+
+// The vector instruction at pc finished or went to a microthread: the task continues
+// after it, or ends if it carried the Terminate bit [0595].
+void ComputeElement::finish_vector_instruction(const Instruction& in) {
+  advance(task_.pc + 1, in.term);
+}
+
+void ComputeElement::advance(uint32_t next_pc, bool terminate) {
+  task_.pc = next_pc;
+  if (terminate) finish_task();
+}
+
+void ComputeElement::finish_task() {
+  if (core_.cfg.trace) {
+    core_.stats().task_spans.push_back(
+        {static_cast<uint8_t>(task_.id), task_.how, task_.start, core_.cycle});
+  }
+  task_.active = false;
+  ++core_.progress;
+}
+
+void ComputeElement::fail(const Instruction& in, const std::string& what) const {
+  program_error(core_, task_.pc, in.mnemonic(), what);
+}
+
+}  // namespace wafersim::pe

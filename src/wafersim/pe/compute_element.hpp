@@ -1,0 +1,122 @@
+// The compute element of one PE (seed 000 FIG. 8, [0339]-[0399], [0604]-[0610]): picker,
+// task sequencer, vector engine with microthreads, input and output queues.
+//
+// Cycle contract with the fabric (docs/compute_element.md). Every cycle:
+//   phase A: step(cycle, router_stall_to_ramp) runs the picker, issues one instruction or
+//            runs one vector iteration (foreground or microthread), and may hand at most
+//            one wavelet to the on ramp, only for a color whose stall bit (from the end of
+//            the previous cycle) is clear;
+//   phase B: accept_offramp(w) for the at most one wavelet the router delivered, then
+//            finish_cycle(), which latches the per-color stall bits toward the router
+//            (occupancy above depth-2 [0329]) that stall_to_router() returns next cycle.
+// Local colors (ids >= fabric colors) never enter the router: their wavelets go straight
+// from the output side into our own input queues.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wafersim/fabric/wavelet.hpp"
+#include "wafersim/pe/ce_core.hpp"
+#include "wafersim/pe/isa.hpp"
+#include "wafersim/pe/vector_op.hpp"
+
+namespace wafersim::pe {
+
+class ComputeElement {
+ public:
+  explicit ComputeElement(const CeConfig& cfg);
+
+  // ---- the cycle contract ------------------------------------------------------------
+  std::optional<fabric::Wavelet> step(uint64_t cycle, fabric::ColorMask router_stall_to_ramp);
+  void accept_offramp(const fabric::Wavelet& w);
+  void finish_cycle();
+  fabric::ColorMask stall_to_router() const { return stall_to_router_; }
+  // Nothing queued, running, suspended or activated: the simulator may skip this PE.
+  bool idle() const;
+  // Grows whenever the CE does something observable; a watchdog compares it.
+  uint64_t progress() const { return core_.progress; }
+
+  // ---- host side ---------------------------------------------------------------------
+  const CeConfig& config() const { return core_.cfg; }
+  // Writes 20-bit words at instruction indices first.. (ProgramError on overflow).
+  void load_code(uint32_t first, std::span<const uint32_t> words);
+  uint32_t fetch_word(uint32_t index) const;
+  void write_memory(uint32_t addr, std::span<const uint8_t> bytes);
+  void read_memory(uint32_t addr, std::span<uint8_t> out) const;
+  void set_base(uint32_t base);
+  uint32_t base() const { return core_.base; }
+  void activate(int id);  // the host starts a task: sets its Active bit
+  uint16_t gpr(int r) const;
+  void set_gpr(int r, uint16_t v);
+  uint64_t dsr(DsrSet set, int n) const;
+  void set_dsr(DsrSet set, int n, uint64_t raw);
+  uint64_t xdsr(int n) const;
+  void set_xdsr(int n, uint64_t raw);
+  uint16_t stride_reg(int n) const;
+  void set_stride_reg(int n, uint16_t v);
+  bool flag() const { return core_.flag; }
+  fabric::ColorMask active_ids() const { return core_.picker.active(); }
+  fabric::ColorMask blocked_ids() const { return core_.picker.blocked(); }
+  int input_queue_size(int color) const;
+  int output_queue_size(int color) const;
+  const numerics::FpControl& fp_control() const { return core_.fpc; }
+  void set_fp_control(const numerics::FpControl& ctl);
+
+  bool task_running() const { return task_.active; }
+  int running_task() const { return task_.active ? task_.id : -1; }
+  uint32_t pc() const { return task_.pc; }
+  int microthreads_in_use() const;
+
+  const CeStats& stats() { return core_.stats(); }
+  void reset_stats() { core_.reset_stats(); }
+  // What the CE is doing and waiting on, for deadlock reports.
+  std::string describe_wait() const;
+
+ private:
+  struct Task {
+    bool active = false;
+    int id = 0;       // entry and owner id
+    int color = 0;    // the queue a fabric input reads by default [0510]
+    uint32_t pc = 0;
+    uint64_t start = 0, issue_at = 0;
+    TaskStart how = TaskStart::activation;
+  };
+
+  std::optional<fabric::Wavelet> present_output(fabric::ColorMask router_stall);
+  void execute_cycle();
+  void try_pick();
+  void run_foreground(const Probe& p);
+  void issue_instruction();
+  void start_vector(const Instruction& in);
+  void finish_vector_instruction(const Instruction& in);
+  void suspend_foreground();
+  bool can_suspend(const VectorOp& op) const;
+  void note_stall(const Probe& p);
+  void run_microthread(int slot, const Probe& p);
+  void execute_scalar(const Instruction& in);  // sequencer.cpp
+  void advance(uint32_t next_pc, bool terminate);
+  void finish_task();
+  [[noreturn]] void fail(const Instruction& in, const std::string& what) const;
+
+  CeCore core_;
+  Task task_;
+  std::unique_ptr<VectorOp> fg_;  // the running task's vector operation, if any
+  bool fg_active_ = false;
+  // UT State 845: suspended operations [0362]; storage is kept for reuse, ut_used_ says
+  // which entries hold a live operation.
+  std::array<std::unique_ptr<VectorOp>, 8> ut_;
+  std::array<uint64_t, 8> ut_since_{};
+  unsigned ut_used_ = 0;
+  fabric::ColorMask fabric_mask_;
+  int exec_rr_ = 0;  // round robin between the foreground and ready microthreads
+  int out_rr_ = 0;   // round robin over output queues toward the on ramp
+  fabric::ColorMask stall_to_router_ = 0;
+};
+
+}  // namespace wafersim::pe

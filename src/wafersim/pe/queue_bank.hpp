@@ -1,0 +1,61 @@
+// A bank of per-color wavelet FIFOs of one capacity: the CE's Input Qs 897 (one virtual
+// queue per fabric and local color [0341]) and Output Queues 859 (one per fabric color
+// [0360]). Storage is allocated on the first push, so an idle PE costs a few bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "wafersim/errors.hpp"
+#include "wafersim/fabric/wavelet.hpp"
+
+namespace wafersim::pe {
+
+class QueueBank {
+ public:
+  static constexpr int kMaxQueues = fabric::kMaxColorIds;
+
+  QueueBank(int queues, int capacity) : queues_(queues), capacity_(capacity) {}
+
+  int queues() const { return queues_; }
+  int capacity() const { return capacity_; }
+  int size(int q) const { return count_[q]; }
+  bool empty(int q) const { return count_[q] == 0; }
+  bool full(int q) const { return count_[q] >= capacity_; }
+  int space(int q) const { return capacity_ - count_[q]; }
+  fabric::ColorMask nonempty() const { return nonempty_; }
+
+  // The i-th oldest wavelet of queue q (i < size(q)).
+  const fabric::Wavelet& at(int q, int i) const {
+    return storage_[slot(q, (head_[q] + i) % capacity_)];
+  }
+  const fabric::Wavelet& front(int q) const { return at(q, 0); }
+
+  void push(int q, const fabric::Wavelet& w) {
+    if (full(q)) internal_error("push into a full CE queue (color " + std::to_string(q) + ")");
+    if (!storage_) storage_ = std::make_unique<fabric::Wavelet[]>(
+        static_cast<size_t>(queues_) * static_cast<size_t>(capacity_));
+    storage_[slot(q, (head_[q] + count_[q]) % capacity_)] = w;
+    ++count_[q];
+    nonempty_ |= fabric::ColorMask{1} << q;
+  }
+  fabric::Wavelet pop(int q) {
+    if (empty(q)) internal_error("pop from an empty CE queue (color " + std::to_string(q) + ")");
+    fabric::Wavelet w = storage_[slot(q, head_[q])];
+    head_[q] = static_cast<uint8_t>((head_[q] + 1) % capacity_);
+    if (--count_[q] == 0) nonempty_ &= ~(fabric::ColorMask{1} << q);
+    return w;
+  }
+
+ private:
+  size_t slot(int q, int i) const {
+    return static_cast<size_t>(q) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
+  }
+  int queues_, capacity_;
+  std::unique_ptr<fabric::Wavelet[]> storage_;
+  std::array<uint8_t, kMaxQueues> head_{}, count_{};
+  fabric::ColorMask nonempty_ = 0;
+};
+
+}  // namespace wafersim::pe

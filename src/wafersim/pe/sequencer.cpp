@@ -1,0 +1,187 @@
+// I-Seq 836 and Dec 840 [0347]-[0353]: fetch from memory, decode, and execute the
+// instructions that are not vector operations (descriptor loads and stores, jumps and
+// branches, register moves, block / unblock / activate, FP and RNG configuration).
+#include "wafersim/pe/ce_errors.hpp"
+#include "wafersim/pe/color_set.hpp"
+#include "wafersim/pe/compute_element.hpp"
+
+namespace wafersim::pe {
+
+using isa::Kind;
+
+uint32_t ComputeElement::fetch_word(uint32_t index) const {
+  // Three 20-bit instructions per 64-bit word of the code region [0348].
+  const uint32_t addr = core_.cfg.data_bytes() + index / 3 * 8;
+  const uint64_t word = core_.mem.read_le(addr, 8);
+  return static_cast<uint32_t>((word >> (20 * (index % 3))) & 0xFFFFFu);
+}
+
+void ComputeElement::issue_instruction() {
+  const uint32_t pc = task_.pc;
+  if (pc >= core_.cfg.max_instructions()) {
+    throw ProgramError(core_.name() + " task " + std::to_string(task_.id) + ": pc " +
+                       std::to_string(pc) + " is outside instruction memory (" +
+                       std::to_string(core_.cfg.max_instructions()) + " instructions)");
+  }
+  const Instruction in = decode(fetch_word(pc));
+  if (in.op == isa::Op::illegal) {
+    throw ProgramError(core_.name() + " task " + std::to_string(task_.id) + " pc " +
+                       std::to_string(pc) + ": illegal instruction " + hex(in.word) +
+                       " (no task code at this entry, or memory overwritten?)");
+  }
+  ++core_.stats().instructions[static_cast<int>(in.op)];
+  ++core_.progress;
+  const Kind kind = in.info().kind;
+  const bool vector_source = in.family == isa::Family::nodst1src && in.op1_type == 0;
+  if (kind == Kind::vector || kind == Kind::compare ||
+      ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) && vector_source)) {
+    start_vector(in);
+  } else {
+    execute_scalar(in);
+  }
+}
+
+namespace {
+
+// Immediate-format addresses [0603]: the 10-bit immediate sign-extended to a 15-bit
+// address, or shifted left one bit first (for data wider than 16 bits).
+uint32_t imm_address(const Instruction& in) {
+  int64_t v = sign_extend(in.imm10(), 10);
+  if (in.info().imm == isa::ImmMode::addr_x2) v *= 2;
+  return static_cast<uint32_t>(v) & 0x7FFFu;
+}
+
+}  // namespace
+
+void ComputeElement::execute_scalar(const Instruction& in) {
+  const isa::OpInfo& info = in.info();
+  const uint32_t pc = task_.pc;
+  uint32_t next = pc + 1;
+  bool term = in.term;
+  auto check = [&](uint32_t addr, uint32_t n) {
+    if (uint64_t{addr} + n > core_.cfg.data_bytes() || addr % 2) {
+      memory_error(core_, pc, info.mnemonic,
+                   "address " + std::to_string(addr) + " (" + std::to_string(n) +
+                       " bytes) is odd or outside data memory [0, " +
+                       std::to_string(core_.cfg.data_bytes()) + ")");
+    }
+    return addr;
+  };
+  auto dsr_index = [&](int lo, int hi, const char* what) {
+    if (in.op0 < lo || in.op0 > hi) {
+      fail(in, std::string(what) + " " + std::to_string(in.op0) + " does not exist (" +
+                   std::to_string(lo) + ".." + std::to_string(hi) + ") [0355]");
+    }
+    return static_cast<int>(in.op0);
+  };
+  // The source of a One Source, No Destination instruction that is not a vector [0599].
+  auto source_value = [&]() -> uint32_t {
+    switch (in.op1_type) {
+      case 1: return core_.mem.read16(check(in.imm8(), 2));
+      case 2: return core_.gpr[in.op1];
+      case 3: return in.imm8();
+      default: fail(in, "a vector source (operand 1 type 0) is not allowed here");
+    }
+  };
+
+  switch (info.kind) {
+    case Kind::load_dsr:
+    case Kind::store_dsr: {
+      const uint32_t addr = imm_address(in);
+      const bool load = info.kind == Kind::load_dsr;
+      switch (info.reg) {
+        case isa::RegSet::s0:
+        case isa::RegSet::s1:
+        case isa::RegSet::d: {
+          const DsrSet set = info.reg == isa::RegSet::s0   ? DsrSet::s0
+                             : info.reg == isa::RegSet::s1 ? DsrSet::s1
+                                                           : DsrSet::d;
+          const int n = dsr_index(0, isa::kDsrsPerSet - 1, "DSR");
+          check(addr, 6);  // 48 bits [0355]
+          if (load) core_.dsr.dsr(set, n) = core_.mem.read_le(addr, 6) & kDsrMask;
+          else core_.mem.write_le(addr, 6, core_.dsr.dsr(set, n));
+          break;
+        }
+        case isa::RegSet::x: {
+          const int n = dsr_index(isa::kFirstXdsr, isa::kLastXdsr, "XDSR");
+          check(addr, 8);  // 64 bits, the low 51 used [0355]
+          if (load) core_.dsr.xdsr(n) = core_.mem.read_le(addr, 8) & kXdsrMask;
+          else core_.mem.write_le(addr, 8, core_.dsr.xdsr(n));
+          break;
+        }
+        default: {
+          const int n = dsr_index(isa::kFirstStrideReg, isa::kLastStrideReg, "stride register");
+          check(addr, 2);  // 16 bits, the low 15 used [0355]
+          if (load) core_.dsr.stride_reg(n) = core_.mem.read16(addr) & kStrideMask;
+          else core_.mem.write16(addr, core_.dsr.stride_reg(n));
+        }
+      }
+      break;
+    }
+    case Kind::jump: next = in.imm14(); break;
+    case Kind::movi:
+      core_.gpr[in.op0] = static_cast<uint16_t>(sign_extend(in.imm10(), 10));
+      break;
+    case Kind::movhi:
+      core_.gpr[in.op0] = static_cast<uint16_t>((in.imm10() << 6) | (core_.gpr[in.op0] & 0x3Fu));
+      break;
+    case Kind::addi:
+      core_.gpr[in.op0] = static_cast<uint16_t>(core_.gpr[in.op0] + sign_extend(in.imm10(), 10));
+      break;
+    case Kind::ld16: core_.gpr[in.op0] = core_.mem.read16(check(imm_address(in), 2)); break;
+    case Kind::st16: core_.mem.write16(check(imm_address(in), 2), core_.gpr[in.op0]); break;
+    case Kind::nop: break;
+    case Kind::block:
+    case Kind::unblock:
+    case Kind::activate: {
+      const uint32_t v = source_value();
+      apply_color_op(core_, info.kind, color_set_of(core_, pc, info.mnemonic, v, in.op1_type == 3));
+      break;
+    }
+    case Kind::branch: {
+      if (core_.flag == info.cond) {
+        // An immediate is a signed offset from this instruction; a register or memory
+        // value is an absolute target.
+        next = in.op1_type == 3 ? static_cast<uint32_t>(pc + sign_extend(in.imm8(), 8))
+                                : source_value();
+        term = false;  // [0600]: a taken branch does not end the task
+      }
+      break;
+    }
+    case Kind::jump_reg: next = source_value(); break;
+    case Kind::setrng: {
+      const uint32_t v = source_value();
+      if (v >= static_cast<uint32_t>(core_.rng.count())) {
+        fail(in, "random-number resource " + std::to_string(v) + " does not exist (this CE has " +
+                     std::to_string(core_.rng.count()) + ") [0682]");
+      }
+      core_.fpc.rng = static_cast<uint8_t>(v);
+      break;
+    }
+    case Kind::setfpc: {
+      const uint32_t v = source_value();
+      numerics::FpControl c;
+      const auto mode = isa::fpc::mode.get(v), sub = isa::fpc::subnormals.get(v),
+                 rng = isa::fpc::rng.get(v);
+      if (mode > 5 || sub > 2 || rng >= static_cast<uint64_t>(core_.rng.count())) {
+        fail(in, "FP control value " + hex(v) + " has an invalid rounding mode (" +
+                     std::to_string(mode) + "), subnormal mode (" + std::to_string(sub) +
+                     ") or random-number resource (" + std::to_string(rng) + ")");
+      }
+      c.mode = static_cast<numerics::RoundingMode>(mode);
+      c.subnormals = static_cast<numerics::Subnormals>(sub);
+      c.rng = static_cast<uint8_t>(rng);
+      c.max_sat = isa::fpc::max_sat.get(v) != 0;
+      c.min_sat = isa::fpc::min_sat.get(v) != 0;
+      c.stochastic_bits = static_cast<uint8_t>(isa::fpc::stochastic_bits_minus_1.get(v) + 1);
+      c.stochastic_or_lower = isa::fpc::or_lower.get(v) != 0;
+      core_.fpc = c;
+      break;
+    }
+    case Kind::seedrng: core_.rng.resource(core_.fpc.rng).reseed(source_value()); break;
+    default: fail(in, "internal: not a scalar instruction");
+  }
+  advance(next, term);
+}
+
+}  // namespace wafersim::pe

@@ -1,0 +1,62 @@
+// A vector operation in flight [0552]-[0569]: its operands, its progress, and one
+// iteration at a time (up to SIMD-width elements [0502], [0555]). The same object runs in
+// the foreground or, once suspended, as a microthread in a UT State entry [0604]-[0610].
+#pragma once
+
+#include <cstdint>
+
+#include "wafersim/pe/ce_core.hpp"
+#include "wafersim/pe/isa.hpp"
+#include "wafersim/pe/operand.hpp"
+
+namespace wafersim::pe {
+
+struct VectorOp {
+  Instruction in;
+  uint32_t pc = 0;
+  int owner = 0;           // id of the task that issued it: blocking it stops resumption [0390]
+  Operand src0, src1, dst;
+  uint32_t total = 1;      // elements to process
+  uint32_t done = 0;       // elements processed
+  int width = 1;           // elements per iteration at most
+  bool flag = true;        // comparisons: every element so far satisfied it
+  bool microthreaded = false;  // a fabric operand enables microthreading (UE) [0500]
+  int ut_entry = -1;           // the UT State entry it would occupy [0362]
+  bool colorset = false;   // block / unblock / activate over a vector of ids
+  bool terminated = false; // ended by a control wavelet with Term [0504]
+
+  const char* mnemonic() const { return in.mnemonic(); }
+};
+
+// What one iteration can do now.
+struct Probe {
+  int lanes = 0;            // elements it can process
+  bool term = false;        // a Term control wavelet heads a fabric input: end now [0504]
+  StallCause cause = StallCause::none;
+  int color = -1;           // the queue or color the stall waits on
+  const char* operand = ""; // which operand stalls
+};
+
+// Reads the operands of a vector or comparison instruction (or of block / unblock /
+// activate with a vector source) at issue; throws ProgramError on illegal combinations.
+void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, uint32_t pc,
+                     int owner, int task_color);
+
+Probe probe(const CeCore& core, const VectorOp& op);
+
+// Runs one iteration that `p` (from probe, with lanes > 0 or term) allows. Returns true
+// when the operation has completed (all elements, or Term).
+bool iterate(CeCore& core, VectorOp& op, const Probe& p);
+
+// Completion side effects: activations (AC [0503]), SA write-back, the comparison flag,
+// and restoring descriptors a suspension rewrote.
+void complete(CeCore& core, VectorOp& op);
+
+// [0609]: on suspension, write the progress back into the descriptors (remaining Length,
+// advanced Base of 1D vectors).
+void write_back_progress(CeCore& core, VectorOp& op);
+
+// One line naming the stall for reports: "input queue of color 3 is empty (src1)".
+std::string describe_stall(const Probe& p);
+
+}  // namespace wafersim::pe

@@ -14,6 +14,10 @@ from .errors import (
 )
 from . import numerics
 from .defaults import DEFAULTS
+from . import layout
+from .stats import Arrivals, FabricCounters, RunStats
+from .wafer import RouterView, Wafer
+
 
 __version__ = _core.__version__
 
@@ -27,4 +31,11 @@ __all__ = [
     "RouteError",
     "DeadlockError",
     "numerics",
+    "layout",
+
+    "Wafer",
+    "RouterView",
+    "RunStats",
+    "Arrivals",
+    "FabricCounters",
 ]

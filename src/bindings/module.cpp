@@ -6,4 +6,5 @@ PYBIND11_MODULE(_core, m) {
   bind_errors(m);
   bind_info(m);
   bind_numerics(m);
+  bind_fabric(m);
 }

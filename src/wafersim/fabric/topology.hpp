@@ -24,6 +24,8 @@ struct Topology {
 
   int64_t size() const { return static_cast<int64_t>(rows) * cols; }
   uint32_t id(int r, int c) const { return static_cast<uint32_t>(r * cols + c); }
+  // Signed id for neighbour(): keeps `cond ? at(r, c) : -1` from converting -1 to unsigned.
+  int64_t at(int r, int c) const { return static_cast<int64_t>(r) * cols + c; }
   bool has_diagonals() const { return diag_ne || diag_nw; }
   bool family_enabled(Dir d) const {
     return (d == kNE || d == kSW) ? diag_ne : (d == kNW || d == kSE) ? diag_nw : false;
@@ -32,17 +34,17 @@ struct Topology {
   // The router across link `d` from (r, c), or -1 when there is none (ramp: -1).
   int64_t neighbour(int r, int c, Dir d) const {
     switch (d) {
-      case kE: return c + 1 < cols ? id(r, c + 1) : -1;
-      case kW: return c > 0 ? id(r, c - 1) : -1;
-      case kN: return r + 1 < rows ? id(r + 1, c) : (loop ? id(0, c) : -1);
-      case kS: return r > 0 ? id(r - 1, c) : (loop ? id(rows - 1, c) : -1);
-      case kSkipE: return skip > 0 && c % skip == 0 && c + skip < cols ? id(r, c + skip) : -1;
-      case kSkipW: return skip > 0 && c % skip == 0 && c - skip >= 0 ? id(r, c - skip) : -1;
+      case kE: return c + 1 < cols ? at(r, c + 1) : -1;
+      case kW: return c > 0 ? at(r, c - 1) : -1;
+      case kN: return r + 1 < rows ? at(r + 1, c) : (loop ? at(0, c) : -1);
+      case kS: return r > 0 ? at(r - 1, c) : (loop ? at(rows - 1, c) : -1);
+      case kSkipE: return skip > 0 && c % skip == 0 && c + skip < cols ? at(r, c + skip) : -1;
+      case kSkipW: return skip > 0 && c % skip == 0 && c - skip >= 0 ? at(r, c - skip) : -1;
       case kRamp: return -1;
       default: {  // diagonals
         if (!family_enabled(d)) return -1;
         const int rr = r + drow(d), cc = c + dcol(d);
-        return rr >= 0 && rr < rows && cc >= 0 && cc < cols ? id(rr, cc) : -1;
+        return rr >= 0 && rr < rows && cc >= 0 && cc < cols ? at(rr, cc) : -1;
       }
     }
   }

@@ -208,12 +208,14 @@ void bind_fabric(py::module_& root) {
       // inspection
       .def("router_state",
            [](Wafer& w, int64_t id) {
-             const Router& rt = w.fabric().router(router_arg(w, id));
+             const uint32_t rid = router_arg(w, id);
+             const Router& rt = w.fabric().router(rid);
              py::dict d;
              py::dict occupancy;
-             for (const QueueSlot& s : rt.slots) occupancy[py::int_(s.key)] = s.count;
+             w.fabric().for_each_slot(
+                 rid, [&](const QueueSlot& s) { occupancy[py::int_(s.key)] = s.count; });
              d["occupancy"] = occupancy;
-             d["stall_out"] = rt.stall_out;
+             d["stall_out"] = w.fabric().stall_out(rid);
              d["queued"] = rt.queued;
              d["ramp_stall_in"] = rt.ramp.stall_in;
              return d;

@@ -14,7 +14,6 @@ namespace {
 constexpr int kMinColors = 8;    // [0292]: 8, 16, 24 or 32 colors
 constexpr int kMaxColors = 32;   // a fabric color is 5 bits [0096]
 constexpr int kMaxDepth = 64;
-constexpr int64_t kMaxPacketRouters = 1 << 16;  // packet destinations are 16-bit ids
 
 uint64_t edge_key(uint32_t id, Dir d) { return uint64_t{id} * 16 + d; }
 
@@ -55,10 +54,10 @@ void FabricConfig::validate() const {
                       "), got " + std::to_string(priority_split));
   }
   if (packet_mode) {
-    if (topology.size() > kMaxPacketRouters) {
-      throw ConfigError("packet mode supports at most " + std::to_string(kMaxPacketRouters) +
-                        " routers (16-bit destinations), got " +
-                        std::to_string(topology.size()));
+    if (topology.rows > kMaxPacketSide || topology.cols > kMaxPacketSide) {
+      throw ConfigError("packet mode supports at most " + std::to_string(kMaxPacketSide) +
+                        " rows and columns (8-bit destination coordinates), got " +
+                        topology.describe());
     }
     if (topology.skip > 0 || topology.loop) {
       throw ConfigError("packet mode routes on mesh and diagonal links only: "
@@ -70,17 +69,34 @@ void FabricConfig::validate() const {
   }
 }
 
-Fabric::Fabric(const FabricConfig& config) : config_(config) {
-  config_.validate();
+namespace {
+// A 2-cycle diagonal link can deliver one more wavelet after the stall is seen: one skid
+// entry keeps every queue from overflowing (docs/fabric.md, "2-cycle diagonal links").
+int physical_capacity(const FabricConfig& c) {
+  c.validate();
+  const bool slow_links = c.topology.has_diagonals() && c.topology.diag_hop_cycles == 2;
+  return c.queue_depth + (slow_links ? 1 : 0);
+}
+}  // namespace
+
+Fabric::Fabric(const FabricConfig& config)
+    : config_(config), capacity_(physical_capacity(config)), queues_(capacity_) {
   const Topology& t = config_.topology;
-  // A 2-cycle diagonal link can deliver one more wavelet after the stall is seen: one skid
-  // entry keeps every queue from overflowing (docs/fabric.md, "2-cycle diagonal links").
   const bool slow_links = t.has_diagonals() && t.diag_hop_cycles == 2;
-  capacity_ = config_.queue_depth + (slow_links ? 1 : 0);
   high_priority_ = config_.scheduler == SchedulerPolicy::priority
                        ? (uint64_t{1} << config_.priority_split) - 1
                        : 0;
   routers_.resize(static_cast<size_t>(t.size()));
+  stall_out_.assign(routers_.size(), 0);
+  out_sets_ = slow_links ? 2 : 1;
+  out_stride_ = routers_.size();
+  out_.resize(routers_.size() * out_sets_ * kNumDirs);
+  for (int d = 0; d < kRamp; ++d) {
+    const Dir dir = static_cast<Dir>(d);
+    link_delta_[d] = static_cast<int64_t>(drow(dir)) * t.cols + dcol(dir);
+  }
+  link_delta_[kSkipE] = t.skip;
+  link_delta_[kSkipW] = -t.skip;
   if (config_.packet_mode) {
     // One queue per input port, including the ramp; its Src is that port alone.
     for (int r = 0; r < t.rows; ++r) {
@@ -89,10 +105,11 @@ Fabric::Fabric(const FabricConfig& config) : config_(config) {
         const DirMask ins = t.link_ports(r, c) | bit(kRamp);
         for (DirMask m = ins; m; m &= m - 1) {
           const Dir d = first_dir(m);
-          rt.ensure_slot(d, capacity_).src = bit(d);
+          queues_.ensure_slot(rt, d).src = bit(d);
         }
       }
     }
+    queues_.compact(routers_);
   }
 }
 
@@ -136,15 +153,15 @@ void Fabric::apply_route(uint32_t id, int color, DirMask dest, DirMask src) {
   Router& rt = routers_[id];
   ++routes_version_;
   if (dest == 0 && src == 0) {
-    if (rt.has(color) && rt.slot(color).count != 0) {
+    if (rt.has(color) && slot(id, color).count != 0) {
       throw RouteError("cannot remove the route of color " + std::to_string(color) +
                        " at router " + router_name(topology(), id) +
                        " while wavelets are queued there");
     }
-    rt.remove_slot(color, capacity_);
+    queues_.remove_slot(rt, color);
     return;
   }
-  QueueSlot& s = rt.ensure_slot(color, capacity_);
+  QueueSlot& s = queues_.ensure_slot(rt, color);
   if (s.count != 0 && (s.dest != dest)) {
     throw RouteError("cannot change the Dest of color " + std::to_string(color) +
                      " at router " + router_name(topology(), id) +
@@ -169,7 +186,7 @@ std::pair<DirMask, DirMask> Fabric::route(uint32_t id, int color) const {
   if (id >= routers_.size() || color < 0 || color >= kMaxColorIds) return {0, 0};
   const Router& rt = routers_[id];
   if (config_.packet_mode || !rt.has(static_cast<unsigned>(color))) return {0, 0};
-  const QueueSlot& s = rt.slot(static_cast<unsigned>(color));
+  const QueueSlot& s = slot(id, static_cast<unsigned>(color));
   return {s.dest, s.src};
 }
 
@@ -239,9 +256,21 @@ void Fabric::latch_endpoint_stalls() {
   }
 }
 
+DirMask Fabric::directions_between_rows(int from, int to) const {
+  DirMask m = 0;
+  if (from == to) m |= bit(kE) | bit(kW) | bit(kSkipE) | bit(kSkipW);
+  const Topology& t = topology();
+  for (Dir d : {kN, kS, kNE, kSW, kNW, kSE}) {
+    int r = from + drow(d);
+    if (t.loop && (d == kN || d == kS)) r = (r + t.rows) % t.rows;
+    if (r == to) m |= bit(d);
+  }
+  return m;
+}
+
 bool Fabric::has_work(uint32_t id) const {
   const Router& rt = routers_[id];
-  if (rt.nonempty) return true;
+  if (rt.busy) return true;
   if (rt.ramp.endpoint && !rt.ramp.endpoint->idle()) return true;
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
     const RampEndpoint* e = endpoint(id, first_dir(m));
@@ -255,11 +284,9 @@ std::vector<Wavelet> Fabric::queue_contents(uint32_t id, unsigned key) const {
   if (id >= routers_.size() || key >= 64) return out;
   const Router& rt = routers_[id];
   if (!rt.has(key)) return out;
-  const int r = rt.rank(key);
-  const QueueSlot& s = rt.slots[r];
-  for (int i = 0; i < s.count; ++i) {
-    out.push_back(rt.entries[static_cast<size_t>(r) * capacity_ + (s.head + i) % capacity_]);
-  }
+  const uint32_t index = rt.slot_index(key);
+  const QueueSlot& s = queues_.slot(index);
+  for (int i = 0; i < s.count; ++i) out.push_back(queues_.entries(index)[(s.head + i) % capacity_]);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/direction.hpp"
 #include "wafersim/fabric/packet_routing.hpp"
+#include "wafersim/fabric/queue_arena.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
 #include "wafersim/fabric/router.hpp"
 #include "wafersim/fabric/topology.hpp"
@@ -43,6 +44,36 @@ class Fabric {
   // A queue holding more than this stalls its sources [0333].
   int stall_threshold() const { return config_.queue_depth - 1; }
 
+  // Per-key stall toward every Src direction [0333], computed at the end of the last
+  // phase B (packet mode: per input port).
+  uint64_t stall_out(uint32_t id) const { return stall_out_[id]; }
+  // The output register of router `id` toward `dir` written in phase A of `cycle`.
+  const Wavelet& out_register(uint32_t id, uint64_t cycle, Dir dir) const {
+    return out_[out_index(id, cycle, dir)];
+  }
+
+  // The queue and routing state of `key` (a color; packet mode: an input direction) at
+  // router `id`; the key must be configured there.
+  QueueSlot& slot(uint32_t id, unsigned key) { return queues_.slot(routers_[id].slot_index(key)); }
+  const QueueSlot& slot(uint32_t id, unsigned key) const {
+    return queues_.slot(routers_[id].slot_index(key));
+  }
+  // Calls f(slot) for each configured key of router `id`, in key order.
+  template <class F>
+  void for_each_slot(uint32_t id, F&& f) const {
+    const Router& r = routers_[id];
+    for (int i = 0; i < r.slot_count(); ++i) f(queues_.slot(r.slot_base + static_cast<uint32_t>(i)));
+  }
+  template <class F>
+  void for_each_slot(uint32_t id, F&& f) {
+    const Router& r = routers_[id];
+    for (int i = 0; i < r.slot_count(); ++i) f(queues_.slot(r.slot_base + static_cast<uint32_t>(i)));
+  }
+  // Lays the queues out in router order again after route changes (before a run).
+  void compact_queues() {
+    if (queues_.unused() > 0) queues_.compact(routers_);
+  }
+
   Router& router(uint32_t id) { return routers_[id]; }
   const Router& router(uint32_t id) const { return routers_[id]; }
   uint32_t router_count() const { return static_cast<uint32_t>(routers_.size()); }
@@ -70,47 +101,45 @@ class Fabric {
 
   // --- one router's part of each phase of a cycle -------------------------------------
   // Phase A: schedulers send from the stall bits of last cycle; endpoints step and may
-  // offer. Returns true when something was put on a link to another router.
-  bool phase_a(uint32_t id, uint64_t cycle, CycleCounters& counters);
-  // Phase B: takes `router(id).arrivals` (set by the caller), the on-ramp and edge offers,
+  // offer. Returns the link directions it sent on to other routers (0: none).
+  DirMask phase_a(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  // Phase B: takes `router(id).arrivals` (set by the caller from the routers that sent
+  // toward this one: this cycle, or last cycle on 2-cycle links), the on-ramp and edge offers,
   // delivers the off-ramp, recomputes stall bits. Returns true if the router or one of its
   // endpoints has work next cycle.
   bool phase_b(uint32_t id, uint64_t cycle, CycleCounters& counters);
   // True when router `id` has queued wavelets or a busy endpoint.
   bool has_work(uint32_t id) const;
 
-  // Calls f(target_id, input_dir) for each link wavelet router `id` sent in `cycle` on a
-  // link taking `hop_cycles` cycles.
-  template <class F>
-  void for_each_target(uint32_t id, uint64_t cycle, int hop_cycles, F&& f) const {
-    const Router& s = routers_[id];
-    const int p = static_cast<int>(cycle & 1);
-    if (s.out_cycle[p] != cycle) return;
-    const int r = static_cast<int>(id / static_cast<uint32_t>(cols()));
-    const int c = static_cast<int>(id % static_cast<uint32_t>(cols()));
-    for (DirMask m = s.out_valid[p] & ~bit(kRamp); m; m &= m - 1) {
-      const Dir o = first_dir(m);
-      if (topology().hop_cycles(o) != hop_cycles) continue;
-      const int64_t n = topology().neighbour(r, c, o);
-      if (n >= 0) f(static_cast<uint32_t>(n), opposite(o));
+  // The router across existing link `o` of router `id` in row `row` (index arithmetic:
+  // callers know the link exists).
+  uint32_t link_target(uint32_t id, int row, Dir o) const {
+    int64_t n = static_cast<int64_t>(id) + link_delta_[o];
+    if (topology().loop) {
+      if (o == kN && row == rows() - 1) n -= topology().size();
+      else if (o == kS && row == 0) n += topology().size();
     }
+    return static_cast<uint32_t>(n);
   }
+  // Link directions that lead from a router in row `from` to one in row `to`.
+  DirMask directions_between_rows(int from, int to) const;
 
   // Wavelets in the queue of `key` at `id`, oldest first.
   std::vector<Wavelet> queue_contents(uint32_t id, unsigned key) const;
 
  private:
   template <bool kPacket>
-  bool phase_a_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  DirMask phase_a_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
   template <bool kPacket>
   bool phase_b_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
   template <bool kPacket>
-  bool output_blocked(const Router& r, int row, int col, Dir o, unsigned key,
+  bool output_blocked(const Router& r, uint32_t id, int row, Dir o, unsigned key,
                       const Wavelet& head) const;
   template <bool kPacket>
-  void enqueue(Router& r, uint32_t id, const Wavelet& w, Dir from, uint64_t& arrived,
+  void enqueue(Router& r, uint32_t id, int row, const Wavelet& w, Dir from, uint64_t& arrived,
                uint8_t* arrived_from, CycleCounters& counters);
-  void step_endpoint(Router& r, uint32_t id, PortAttachment& a, Dir port, uint64_t cycle,
+  unsigned pick(const Router& r, uint64_t candidates, Dir o) const;
+  void step_endpoint(uint32_t id, PortAttachment& a, Dir port, uint64_t cycle,
                      CycleCounters& counters);
   void deliver(PortAttachment& a, const Wavelet& w, uint64_t cycle, CycleCounters& counters);
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
@@ -119,7 +148,19 @@ class Fabric {
   FabricConfig config_;
   int capacity_;
   uint64_t high_priority_;  // colors the priority scheduler serves first
+  int64_t link_delta_[kNumDirs] = {};  // router-id step of each link direction
   std::vector<Router> routers_;
+  QueueArena queues_;
+  std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
+  // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal
+  // links must hold last cycle's wavelet while the next is written.
+  // Laid out by direction, then router: a row of receivers reads consecutive registers.
+  std::vector<Wavelet> out_;
+  size_t out_sets_ = 1;
+  size_t out_stride_ = 0;  // routers
+  size_t out_index(uint32_t id, uint64_t cycle, Dir dir) const {
+    return (static_cast<size_t>(dir) * out_sets_ + (cycle & (out_sets_ - 1))) * out_stride_ + id;
+  }
   // Edge attachments, sorted by key = id * 16 + direction.
   std::vector<std::pair<uint64_t, PortAttachment>> edges_;
   uint64_t routes_version_ = 0;

@@ -1,5 +1,7 @@
 #include "wafersim/fabric/host_port.hpp"
 
+#include "wafersim/fabric/router.hpp"
+
 #include <algorithm>
 #include <bit>
 
@@ -20,6 +22,20 @@ void HostPort::push(Wavelet w, uint64_t release) {
   while (pos != fifo.begin() && std::prev(pos)->release > release) --pos;
   fifo.insert(pos, Pending{release, w});
   ++pending_;
+  // The head may have changed: look again when this wavelet's release comes.
+  next_release_ = std::min(next_release_, release);
+}
+
+// Re-derives which colors have a released head, and when the next head is released.
+void HostPort::rescan(uint64_t cycle) {
+  ready_ = 0;
+  next_release_ = kNoRelease;
+  for (const ColorFifo& f : fifos_) {
+    if (f.fifo.empty()) continue;
+    const uint64_t r = f.fifo.front().release;
+    if (r <= cycle) ready_ |= ColorMask{1} << f.color;
+    else next_release_ = std::min(next_release_, r);
+  }
 }
 
 ColorMask HostPort::pending_colors() const {
@@ -65,32 +81,24 @@ RampStep HostPort::step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) 
     result.progressed = true;
   }
   if (pending_ == 0) return result;
-  // Round-robin over colors, starting after the last one offered.
-  ColorFifo* chosen = nullptr;
-  bool waiting_on_schedule = false;
-  for (int pass = 0; pass < 2 && chosen == nullptr; ++pass) {
-    for (ColorFifo& f : fifos_) {
-      if ((pass == 0) != (f.color > last_color_)) continue;
-      if (f.fifo.empty()) continue;
-      if (f.fifo.front().release > cycle) {
-        waiting_on_schedule = true;
-        continue;
-      }
-      if ((router_stall >> f.color) & 1u) continue;
-      chosen = &f;
-      break;
-    }
+  if (cycle >= next_release_) rescan(cycle);
+  // Heads waiting for their release cycle: time passing toward them is progress.
+  if (next_release_ != kNoRelease) result.progressed = true;
+  const ColorMask candidates = ready_ & ~router_stall;
+  if (candidates == 0) return result;
+  // Round-robin over the released colors the router does not stall.
+  const auto color = static_cast<uint8_t>(pick_round_robin(candidates, last_color_));
+  auto& fifo = fifo_for(color).fifo;
+  offer = fifo.front().wavelet;
+  fifo.pop_front();
+  --pending_;
+  last_color_ = color;
+  if (fifo.empty() || fifo.front().release > cycle) {
+    ready_ &= ~(ColorMask{1} << color);
+    if (!fifo.empty()) next_release_ = std::min(next_release_, fifo.front().release);
   }
-  if (chosen != nullptr) {
-    offer = chosen->fifo.front().wavelet;
-    chosen->fifo.pop_front();
-    --pending_;
-    last_color_ = chosen->color;
-    result.offered = true;
-    result.progressed = true;
-  } else if (waiting_on_schedule) {
-    result.progressed = true;  // time passing toward a scheduled release is progress
-  }
+  result.offered = true;
+  result.progressed = true;
   return result;
 }
 

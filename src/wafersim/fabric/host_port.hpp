@@ -27,7 +27,7 @@ struct Arrival {
 
 class HostPort final : public RampEndpoint {
  public:
-  HostPort(uint32_t router, Dir port) : router_(router), port_(port) {}
+  HostPort(uint32_t router, Dir port) : port_(port), router_(router) {}
 
   uint32_t router() const { return router_; }
   Dir port() const { return port_; }
@@ -64,19 +64,24 @@ class HostPort final : public RampEndpoint {
   };
   ColorFifo& fifo_for(uint8_t color);
   void update_full(uint8_t color);
+  void rescan(uint64_t cycle);
 
-  uint32_t router_;
-  Dir port_;
-  std::vector<ColorFifo> fifos_;  // sorted by color
+  // Read every cycle: kept together at the front.
   size_t pending_ = 0;
-  uint8_t last_color_ = 63;       // round-robin pointer over colors
-
-  std::vector<Arrival> arrived_;
+  ColorMask ready_ = 0;                 // colors whose head is released
+  uint64_t next_release_ = kNoRelease;  // earliest release of a head not yet released
+  ColorMask full_ = 0;
+  ColorMask held_any_ = 0;
   uint32_t capacity_ = 0;
   uint32_t drain_period_ = 0;
+  uint8_t last_color_ = 63;             // round-robin pointer over colors
+  Dir port_;
+  uint32_t router_;
+  static constexpr uint64_t kNoRelease = ~uint64_t{0};
+
+  std::vector<ColorFifo> fifos_;  // sorted by color
+  std::vector<Arrival> arrived_;
   std::array<uint32_t, kMaxColorIds> held_{};  // per color, wavelets the sink still holds
-  ColorMask held_any_ = 0;
-  ColorMask full_ = 0;
 };
 
 }  // namespace wafersim::fabric

@@ -15,9 +15,13 @@ namespace wafersim::fabric {
 
 enum class PacketRouting : uint8_t { xy, diag_first };
 
-inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, uint32_t dest) {
-  const int dy = static_cast<int>(dest / static_cast<uint32_t>(t.cols)) - r;
-  const int dx = static_cast<int>(dest % static_cast<uint32_t>(t.cols)) - c;
+// Packet destinations pack (row, col) into 16 bits, so packet mode allows 256 x 256.
+inline constexpr int kMaxPacketSide = 256;
+inline uint16_t pack_dest(int r, int c) { return static_cast<uint16_t>((r << 8) | c); }
+
+inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, uint16_t dest) {
+  const int dy = (dest >> 8) - r;
+  const int dx = (dest & 0xFF) - c;
   if (dx == 0 && dy == 0) return kRamp;
   if (alg == PacketRouting::diag_first && dx != 0 && dy != 0) {
     const Dir d = dy > 0 ? (dx > 0 ? kNE : kNW) : (dx > 0 ? kSE : kSW);

@@ -12,8 +12,9 @@
 //      multicasts and recomputes its stall bits;
 //   4. accept(): the wavelet the router put on the off-ramp this cycle, if any;
 //   5. stall_to_router(): read once, after accept(); the router uses it next cycle [0330].
-// An endpoint is stepped only while it is not idle() or its router has work, so an idle
-// endpoint costs nothing per cycle.
+// An endpoint is stepped in every cycle its router is active, and its router stays active
+// while the endpoint is not idle(); a PE whose router and endpoint are both idle costs
+// nothing per cycle.
 #pragma once
 
 #include <cstdint>

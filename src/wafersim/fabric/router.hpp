@@ -11,7 +11,6 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "wafersim/fabric/direction.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
@@ -20,6 +19,19 @@
 namespace wafersim::fabric {
 
 inline constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+// Bit count without a library call: portable builds (no -mpopcnt) would otherwise call
+// libgcc's __popcountdi2 on every queue lookup.
+inline int popcount64(uint64_t x) {
+#if defined(__POPCNT__)
+  return std::popcount(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
+#endif
+}
 
 enum class SchedulerPolicy : uint8_t {
   round_robin,  // cycle through the ready colors before picking one again [0320]
@@ -45,27 +57,22 @@ struct PortAttachment {
   Wavelet offer;
 };
 
+// Hot fields first: a router's phase touches its first cache lines on every cycle it is
+// active. Fields other routers read (stall bits, output registers) live in the Fabric's
+// compact arrays instead, so neighbours do not pull in this whole struct.
 struct Router {
   uint64_t keys = 0;       // configured colors (packet mode: input directions)
-  uint64_t nonempty = 0;   // keys whose queue holds a wavelet
-  uint64_t stall_out = 0;  // per-key stall toward every Src direction [0333], end of last cycle
-  std::vector<QueueSlot> slots;   // one per key, in key order
-  std::vector<Wavelet> entries;   // slots.size() * capacity, slot i at i * capacity
-  PortAttachment ramp;
-
-  // Output registers, two sets indexed by cycle parity so a 2-cycle diagonal link keeps the
-  // wavelet of the previous cycle while the next one is written.
-  std::array<std::array<Wavelet, kNumDirs>, 2> out{};
-  std::array<uint64_t, 2> out_cycle{kNever, kNever};
-  std::array<DirMask, 2> out_valid{};
+  uint64_t busy = 0;       // slots (by position, not key) whose queue holds a wavelet
+  uint32_t queued = 0;     // wavelets in all queues
+  DirMask arrivals = 0;    // phase B: input directions holding a wavelet for this router
+                           // (set by the simulator for this router's row only)
+  DirMask out_valid = 0;   // output registers written in phase A of cycle `out_cycle`
+  uint64_t out_cycle = kNever;
   std::array<uint8_t, kNumDirs> last_pick{};  // each output scheduler's round-robin pointer
-  uint8_t edge_ports = 0;    // axis directions (bits of Dir) with an edge attachment
-
-  // Phase-B bookkeeping written by the simulator for this router's row only.
-  DirMask arrivals = 0;
-  uint64_t b_cycle = kNever;
-
-  uint32_t queued = 0;  // wavelets in all queues
+  uint8_t edge_ports = 0;  // axis directions (bits of Dir) with an edge attachment
+  uint32_t slot_base = 0;  // first of this router's slots in the fabric's queue arena
+  uint8_t slot_room = 0;   // slots reserved there (at least popcount(keys))
+  PortAttachment ramp;
 
   // Counters (docs/fabric.md).
   std::array<uint64_t, kNumDirs> sent_count{};  // wavelets sent per output direction
@@ -74,16 +81,11 @@ struct Router {
   uint32_t occupancy_max = 0;
 
   bool has(unsigned key) const { return (keys >> key) & 1u; }
-  int rank(unsigned key) const {
-    return std::popcount(keys & ((uint64_t{1} << key) - 1));
+  int slot_count() const { return popcount64(keys); }
+  // Index of `key`'s slot in the arena.
+  uint32_t slot_index(unsigned key) const {
+    return slot_base + static_cast<uint32_t>(popcount64(keys & ((uint64_t{1} << key) - 1)));
   }
-  QueueSlot& slot(unsigned key) { return slots[rank(key)]; }
-  const QueueSlot& slot(unsigned key) const { return slots[rank(key)]; }
-
-  // Adds an empty slot for `key` (no-op when present); `capacity` entries per slot.
-  QueueSlot& ensure_slot(unsigned key, int capacity);
-  // Removes the slot of `key`; its queue must be empty.
-  void remove_slot(unsigned key, int capacity);
 };
 
 // The next candidate after `last` in a cyclic order of keys (the round-robin of [0320]).

@@ -26,8 +26,7 @@ ColorTraffic color_traffic(const Fabric& f) {
   ColorTraffic t;
   if (f.config().packet_mode) return t;
   for (uint32_t id = 0; id < f.router_count(); ++id) {
-    const Router& rt = f.router(id);
-    for (const QueueSlot& s : rt.slots) {
+    f.for_each_slot(id, [&](const QueueSlot& s) {
       // Every dequeued wavelet went to each Dest direction once; the head may have gone to
       // some of them already (Sent) [0319].
       for (DirMask m = s.dest; m; m &= m - 1) {
@@ -39,7 +38,7 @@ ColorTraffic color_traffic(const Fabric& f) {
         t.color.push_back(s.key);
         t.count.push_back(n);
       }
-    }
+    });
   }
   return t;
 }

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "wafersim/errors.hpp"
@@ -13,7 +14,6 @@ namespace wafersim::sim {
 using fabric::bit;
 using fabric::Dir;
 using fabric::Fabric;
-using fabric::Router;
 
 Simulator::Simulator(Fabric& fabric)
     : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())) {}
@@ -85,7 +85,8 @@ void Simulator::row_phase_a(int row, uint64_t t) {
   rs.senders_cycle[t & 1] = t;
   try {
     for (uint32_t id : rs.active) {
-      if (fabric_.phase_a(id, t, rs.counters)) senders.push_back(id);
+      const fabric::DirMask links = fabric_.phase_a(id, t, rs.counters);
+      if (links) senders.push_back({id, links});
     }
   } catch (...) {
     rs.counters.fail(std::current_exception());
@@ -95,46 +96,57 @@ void Simulator::row_phase_a(int row, uint64_t t) {
 void Simulator::row_phase_b(int row, uint64_t t) {
   RowState& rs = rows_[static_cast<size_t>(row)];
   try {
-    rs.phase_b.clear();
-    auto mark = [&](uint32_t id) -> Router& {
-      Router& rt = fabric_.router(id);
-      if (rt.b_cycle != t) {
-        rt.b_cycle = t;
-        rt.arrivals = 0;
-        rs.phase_b.push_back(id);
-      }
-      return rt;
-    };
+    const uint32_t cols = static_cast<uint32_t>(fabric_.cols());
+    const uint32_t lo = static_cast<uint32_t>(row) * cols;
+    std::vector<uint64_t>& marks = rs.marks;
+    if (marks.empty()) marks.assign((cols + 63) / 64, 0);
+    auto mark = [&](uint32_t id) { marks[(id - lo) >> 6] |= uint64_t{1} << ((id - lo) & 63); };
     for (uint32_t id : rs.active) mark(id);
 
-    // Routers of this row that receive a wavelet this cycle.
-    const uint32_t cols = static_cast<uint32_t>(fabric_.cols());
-    const uint32_t lo = static_cast<uint32_t>(row) * cols, hi = lo + cols;
-    auto take = [&](uint32_t n, Dir in) {
-      if (n >= lo && n < hi) mark(n).arrivals |= bit(in);
-    };
+    // Routers of this row that receive a wavelet this cycle, and from where.
     const bool slow = fabric_.topology().has_diagonals() &&
                       fabric_.topology().diag_hop_cycles == 2;
+    const fabric::DirMask diagonals = bit(fabric::kNE) | bit(fabric::kSW) | bit(fabric::kNW) |
+                                      bit(fabric::kSE);
+    auto take = [&](const std::vector<Sender>& list, int from_row, fabric::DirMask dirs) {
+      for (const Sender& s : list) {
+        for (fabric::DirMask m = s.links & dirs; m; m &= m - 1) {
+          const Dir o = fabric::first_dir(m);
+          const uint32_t n = fabric_.link_target(s.id, from_row, o);
+          mark(n);
+          fabric_.router(n).arrivals |= bit(fabric::opposite(o));
+        }
+      }
+    };
     int sources[5];
     int count = 0;
     collect_source_rows(row, sources, count);
     for (int i = 0; i < count; ++i) {
-      const RowState& s = rows_[static_cast<size_t>(sources[i])];
+      const int sr = sources[i];
+      const RowState& s = rows_[static_cast<size_t>(sr)];
+      const fabric::DirMask dirs = fabric_.directions_between_rows(sr, row);
       if (s.senders_cycle[t & 1] == t) {
-        for (uint32_t id : s.senders[t & 1]) fabric_.for_each_target(id, t, 1, take);
+        take(s.senders[t & 1], sr, slow ? static_cast<fabric::DirMask>(dirs & ~diagonals) : dirs);
       }
       if (slow && t > 0 && s.senders_cycle[(t - 1) & 1] == t - 1) {
-        for (uint32_t id : s.senders[(t - 1) & 1]) fabric_.for_each_target(id, t - 1, 2, take);
+        take(s.senders[(t - 1) & 1], sr, static_cast<fabric::DirMask>(dirs & diagonals));
       }
     }
 
+    // Process marked routers in column order; those with work stay active.
     rs.next_active.clear();
-    for (uint32_t id : rs.phase_b) {
-      if (fabric_.phase_b(id, t, rs.counters)) rs.next_active.push_back(id);
+    rs.processed = 0;
+    for (size_t wi = 0; wi < marks.size(); ++wi) {
+      for (uint64_t m = marks[wi]; m; m &= m - 1) {
+        const uint32_t id = lo + static_cast<uint32_t>(wi * 64 + std::countr_zero(m));
+        ++rs.processed;
+        if (fabric_.phase_b(id, t, rs.counters)) rs.next_active.push_back(id);
+      }
+      marks[wi] = 0;
     }
-    std::sort(rs.next_active.begin(), rs.next_active.end());
     rs.active.swap(rs.next_active);
   } catch (...) {
+    for (uint64_t& m : rs.marks) m = 0;
     rs.counters.fail(std::current_exception());
   }
 }
@@ -217,7 +229,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
       progress += rs.counters.progress;
       slow += rs.counters.slow_links_used;
       queued_ += rs.counters.queued_delta;
-      result.router_cycles += rs.phase_b.size();
+      result.router_cycles += rs.processed;
       rs.counters.start_cycle();
       if (!rs.active.empty()) rows_a_.push_back(r);
     }

@@ -55,7 +55,7 @@ void Wafer::attach_endpoints() {
     const int r = static_cast<int>(id / static_cast<uint32_t>(t.cols));
     const int c = static_cast<int>(id % static_cast<uint32_t>(t.cols));
     DirMask used = 0;
-    for (const QueueSlot& s : rt.slots) used |= s.dest | s.src;
+    fabric_.for_each_slot(id, [&](const QueueSlot& s) { used |= s.dest | s.src; });
     for (DirMask m = used; m; m &= m - 1) {
       const Dir d = first_dir(m);
       if ((d == kRamp || t.is_edge(r, c, d)) && fabric_.endpoint(id, d) == nullptr) {
@@ -142,7 +142,10 @@ void Wafer::inject(const InjectBatch& b) {
     w.index = b.index[i];
     w.color = b.color[i];
     w.ctrl = b.ctrl[i] != 0;
-    if (packet) w.dest = static_cast<uint16_t>(b.dest[i]);
+    if (packet) {
+      const int cols = fabric_.cols();
+      w.dest = pack_dest(static_cast<int>(b.dest[i]) / cols, static_cast<int>(b.dest[i]) % cols);
+    }
     const uint64_t release =
         b.release[i] < 0 ? now : std::max<uint64_t>(now, static_cast<uint64_t>(b.release[i]));
     host_port(b.router[i], static_cast<Dir>(b.port[i])).push(w, release);
@@ -202,6 +205,7 @@ uint64_t Wafer::pending_injections() const {
 
 RunResult Wafer::run(uint64_t max_cycles) {
   prepare();
+  fabric_.compact_queues();
   return sim_.run(max_cycles);
 }
 
@@ -212,7 +216,7 @@ void Wafer::reset_counters() {
     rt.enqueued = 0;
     rt.occupancy_sum = 0;
     rt.occupancy_max = 0;
-    for (QueueSlot& s : rt.slots) s.forwarded = 0;
+    fabric_.for_each_slot(id, [](QueueSlot& s) { s.forwarded = 0; });
   }
   counters_since_ = sim_.cycle();
 }

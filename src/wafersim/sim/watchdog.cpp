@@ -28,15 +28,18 @@ std::string deadlock_report(const Fabric& f, uint64_t cycle) {
     const Router& rt = f.router(id);
     const int r = static_cast<int>(id / static_cast<uint32_t>(t.cols));
     const int c = static_cast<int>(id % static_cast<uint32_t>(t.cols));
-    for (uint64_t m = rt.nonempty; m; m &= m - 1) {
-      const unsigned key = static_cast<unsigned>(std::countr_zero(m));
-      const QueueSlot& s = rt.slot(key);
+    std::vector<unsigned> busy_keys;
+    f.for_each_slot(id, [&](const QueueSlot& s) {
+      if (s.count) busy_keys.push_back(s.key);
+    });
+    for (const unsigned key : busy_keys) {
+      const QueueSlot& s = f.slot(id, key);
       const std::vector<Wavelet> q = f.queue_contents(id, key);
       const unsigned color = q.empty() ? key : q.front().color;
       std::string entry = "router " + router_name(t, id) + " " + queue_name(f, key) + ": " +
                           std::to_string(s.count) + "/" + std::to_string(f.config().queue_depth) +
                           " queued" +
-                          (((rt.stall_out >> key) & 1u) ? " (stalling its sources)" : "") +
+                          (((f.stall_out(id) >> key) & 1u) ? " (stalling its sources)" : "") +
                           "; head waits for";
       const DirMask pending = s.dest & ~s.sent;
       for (DirMask p = pending; p; p &= p - 1) {
@@ -56,10 +59,10 @@ std::string deadlock_report(const Fabric& f, uint64_t cycle) {
         const uint32_t n = static_cast<uint32_t>(t.neighbour(r, c, o));
         const Router& nb = f.router(n);
         const unsigned their_key = f.config().packet_mode ? static_cast<unsigned>(opposite(o)) : key;
-        const bool stalled = (nb.stall_out >> their_key) & 1u;
+        const bool stalled = (f.stall_out(n) >> their_key) & 1u;
         entry += " -> router " + router_name(t, n);
         if (stalled) {
-          const int held = nb.has(their_key) ? nb.slot(their_key).count : 0;
+          const int held = nb.has(their_key) ? f.slot(n, their_key).count : 0;
           entry += ", which stalls it: its " + queue_name(f, their_key) + " holds " +
                    std::to_string(held) + "/" + std::to_string(f.config().queue_depth);
         } else {

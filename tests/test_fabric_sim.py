@@ -114,20 +114,21 @@ def test_energy_counts_router_traversals_and_wire_pitches_with_assumed_weights()
 
 
 def traffic_wafer(threads, mode):
+    # Big and busy enough that the phases run in parallel (at least 512 active routers).
     rng = np.random.default_rng(5)
     if mode == "packets":
-        w = ws.Wafer(12, 12, "mesh+diag", mode="packets", threads=threads)
-        n = 4000
-        src = rng.integers(0, 12, (n, 2))
-        dst = rng.integers(0, 12, (n, 2))
-        w.inject(src, 0, data=np.arange(n), dest=dst, cycle=rng.integers(0, 400, n))
+        w = ws.Wafer(32, 32, "mesh+diag", mode="packets", threads=threads)
+        n = 30000
+        src = rng.integers(0, 32, (n, 2))
+        dst = rng.integers(0, 32, (n, 2))
+        w.inject(src, 0, data=np.arange(n), dest=dst, cycle=rng.integers(0, 300, n))
     else:
-        w = ws.Wafer(12, 12, "mesh+diag", threads=threads)
-        for color in range(6):
-            src = (int(rng.integers(12)), int(rng.integers(12)))
-            dsts = [tuple(p) for p in rng.integers(0, 12, (5, 2))]
+        w = ws.Wafer(32, 32, "mesh+diag", threads=threads)
+        for color in range(24):
+            src = (int(rng.integers(32)), int(rng.integers(32)))
+            dsts = [tuple(p) for p in rng.integers(0, 32, (40, 2))]
             w.route_tree(color, src, dsts, "diag_first")
-            w.inject(src, color, data=np.arange(300), cycle=rng.integers(0, 200, 300))
+            w.inject(src, color, data=np.arange(400), cycle=rng.integers(0, 300, 400))
     return w
 
 
@@ -138,9 +139,8 @@ def test_results_and_cycle_counts_are_identical_for_one_and_two_threads(mode):
         w = traffic_wafer(threads, mode)
         assert w.threads == threads
         s = w.run()
-        a = w.collect()
-        c = w.counters()
-        runs.append((s, a, c))
+        assert s.router_cycles / s.cycles > 512          # the parallel path was taken
+        runs.append((s, w.collect(), w.counters()))
     (s1, a1, c1), (s2, a2, c2) = runs
     assert s1.cycles == s2.cycles and s1.moves == s2.moves and s1.delivered == s2.delivered
     assert np.array_equal(s1.latency_histogram, s2.latency_histogram)

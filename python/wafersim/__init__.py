@@ -17,6 +17,7 @@ from .defaults import DEFAULTS
 from . import layout
 from .stats import Arrivals, FabricCounters, RunStats
 from .wafer import RouterView, Wafer
+from . import noc
 
 
 __version__ = _core.__version__
@@ -32,6 +33,7 @@ __all__ = [
     "DeadlockError",
     "numerics",
     "layout",
+    "noc",
 
     "Wafer",
     "RouterView",

@@ -29,11 +29,17 @@ void Simulator::set_watchdog(uint64_t cycles) {
   watchdog_ = cycles;
 }
 
+namespace {
+// Below this many active routers a phase runs in one thread: a parallel region and its
+// barrier cost more than the work (and far more on an oversubscribed machine).
+constexpr size_t kParallelMinRouters = 512;
+}  // namespace
+
 template <class F>
 void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
   const int n = static_cast<int>(rows.size());
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
-  if (nt <= 1 || n <= 1) {
+  if (nt <= 1 || n <= 1 || active_routers_ < kParallelMinRouters) {
     for (int r : rows) f(r);
     return;
   }
@@ -44,6 +50,7 @@ void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
 void Simulator::rebuild_active() {
   rows_a_.clear();
   queued_ = 0;
+  active_routers_ = 0;
   const int cols = fabric_.cols();
   for (int r = 0; r < fabric_.rows(); ++r) {
     RowState& rs = rows_[static_cast<size_t>(r)];
@@ -54,6 +61,7 @@ void Simulator::rebuild_active() {
       if (fabric_.has_work(id)) rs.active.push_back(id);
     }
     if (!rs.active.empty()) rows_a_.push_back(r);
+    active_routers_ += rs.active.size();
   }
 }
 
@@ -223,6 +231,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     // Merge this cycle's counters (in row order) and find next cycle's active rows.
     uint64_t moves = 0, progress = 0, slow = 0;
     rows_a_.clear();
+    active_routers_ = 0;
     for (int r : rows_b_) {
       RowState& rs = rows_[static_cast<size_t>(r)];
       moves += rs.counters.moves;
@@ -232,6 +241,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
       result.router_cycles += rs.processed;
       rs.counters.start_cycle();
       if (!rs.active.empty()) rows_a_.push_back(r);
+      active_routers_ += rs.active.size();
     }
     in_flight = slow > 0;
     result.moves += moves;

@@ -78,6 +78,7 @@ class Simulator {
   std::vector<RowState> rows_;
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
+  size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
   uint64_t cycle_ = 0;
   int64_t queued_ = 0;
   int threads_ = 0;

@@ -14,6 +14,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # Small sizes for scripts that accept them; each example documents its own options.
 QUICK_ARGS = {
     "stochastic_rounding.py": ["--steps", "300"],
+    "noc_diagonal_channels.py": ["--size", "5", "--window", "150"],
 }
 
 

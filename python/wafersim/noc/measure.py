@@ -130,7 +130,8 @@ class LoadCurve:
 
     @property
     def label(self) -> str:
-        d = f", diagonal hop {self.diag_hop_cycles} cycles" if "diag" in self.topology else ""
+        plural = "s" if self.diag_hop_cycles > 1 else ""
+        d = f", diagonal hop {self.diag_hop_cycles} cycle{plural}" if "diag" in self.topology else ""
         return f"{self.topology} ({self.scheme}{d})"
 
 

@@ -132,7 +132,7 @@ void Fabric::check_ports(uint32_t id, int color, DirMask dest, DirMask src) cons
                      topology().describe());
   }
   if (color < 0 || color >= config_.colors) {
-    throw RouteError("color " + std::to_string(color) + " at router " +
+    throw ConfigError("color " + std::to_string(color) + " at router " +
                      router_name(topology(), id) + " is not a routable fabric color (0.." +
                      std::to_string(config_.colors - 1) +
                      "); ids at or above the fabric-color count are local [0096]");

@@ -71,7 +71,7 @@ BIG = textwrap.dedent("""
     w.route_tree(3, (n // 2, n // 2), [(0, 0), (n - 1, n - 1), (0, n - 1), (n - 1, 0)],
                  "diag_first")
     # releases spread over the run, so the fabric is busy for all {cycles} cycles
-    release = np.linspace(0, {cycles} - 2 * n, 2000).astype(np.int64)
+    release = np.linspace(0, {cycles} - 1, 2000).astype(np.int64)
     for color, src in [(0, (0, 0)), (1, (0, 5)), (2, (0, 0)), (3, (n // 2, n // 2))]:
         w.inject(src, color, data=np.arange(2000), cycle=release)
     t1 = time.perf_counter()

@@ -174,41 +174,66 @@ DirMask Fabric::phase_a_impl(uint32_t id, uint64_t cycle, CycleCounters& counter
   return static_cast<DirMask>(ports & ~bit(kRamp) & ~DirMask{rt.edge_ports});
 }
 
+// Why a wavelet could not be enqueued; built off the hot path.
+enum class EnqueueFault : uint8_t { no_route, not_a_source, two_sources, overflow };
+
+[[gnu::cold, gnu::noinline]] static void fail_enqueue(CycleCounters& counters, EnqueueFault f,
+                                                      const Topology& t, uint32_t id,
+                                                      const Wavelet& w, Dir from, Dir other,
+                                                      bool packet, unsigned key) {
+  const std::string here = "router " + router_name(t, id);
+  const std::string color = std::to_string(w.color);
+  switch (f) {
+    case EnqueueFault::no_route:
+      counters.fail(std::make_exception_ptr(RouteError(
+          "a wavelet of color " + color + " arrived at " + here + " from " + dir_name(from) +
+          ", but color " + color + " has no route there")));
+      return;
+    case EnqueueFault::not_a_source:
+      counters.fail(std::make_exception_ptr(RouteError(
+          "a wavelet of color " + color + " arrived at " + here + " from " + dir_name(from) +
+          ", which is not a source (Src) of that color there")));
+      return;
+    case EnqueueFault::two_sources:
+      // One buffer per color: only one source may be active at a time [0302].
+      counters.fail(std::make_exception_ptr(RouteError(
+          "two wavelets of color " + color + " arrived at " + here + " in the same cycle, from " +
+          dir_name(other) + " and from " + dir_name(from) +
+          ": a color has one active source at a time [0302]")));
+      return;
+    case EnqueueFault::overflow:
+      counters.fail(std::make_exception_ptr(WaferError(
+          "internal error (please report): queue of " + std::string(packet ? "port " : "color ") +
+              std::to_string(key) + " overflowed at " + here,
+          ErrorCategory::internal)));
+      return;
+  }
+}
+
 template <bool kPacket>
 void Fabric::enqueue(Router& rt, uint32_t id, int row, const Wavelet& w, Dir from,
                      uint64_t& arrived, uint8_t* arrived_from, CycleCounters& counters) {
   const unsigned key = kPacket ? static_cast<unsigned>(from) : w.color;
-  auto here = [&] { return "router " + router_name(topology(), id); };
-  if (!kPacket && (key >= static_cast<unsigned>(config_.colors) || !rt.has(key))) {
-    counters.fail(std::make_exception_ptr(RouteError(
-        "a wavelet of color " + std::to_string(w.color) + " arrived at " + here() + " from " +
-        dir_name(from) + ", but color " + std::to_string(w.color) + " has no route there")));
+  if (!kPacket && (key >= static_cast<unsigned>(config_.colors) || !rt.has(key))) [[unlikely]] {
+    fail_enqueue(counters, EnqueueFault::no_route, topology(), id, w, from, from, kPacket, key);
     return;
   }
   const uint32_t index = rt.slot_index(key);
   const unsigned i = index - rt.slot_base;
   QueueSlot& s = queues_.slot(index);
-  if (!kPacket && !(s.src & bit(from))) {
-    counters.fail(std::make_exception_ptr(RouteError(
-        "a wavelet of color " + std::to_string(w.color) + " arrived at " + here() + " from " +
-        dir_name(from) + ", which is not a source (Src) of that color there")));
+  if (!kPacket && !(s.src & bit(from))) [[unlikely]] {
+    fail_enqueue(counters, EnqueueFault::not_a_source, topology(), id, w, from, from, kPacket, key);
     return;
   }
-  if ((arrived >> i) & 1u) {
-    // One buffer per color: only one source may be active at a time [0302].
-    counters.fail(std::make_exception_ptr(RouteError(
-        "two wavelets of color " + std::to_string(w.color) + " arrived at " + here() +
-        " in the same cycle, from " + dir_name(static_cast<Dir>(arrived_from[i])) +
-        " and from " + dir_name(from) + ": a color has one active source at a time [0302]")));
+  if ((arrived >> i) & 1u) [[unlikely]] {
+    fail_enqueue(counters, EnqueueFault::two_sources, topology(), id, w, from,
+                 static_cast<Dir>(arrived_from[i]), kPacket, key);
     return;
   }
   arrived |= uint64_t{1} << i;
   arrived_from[i] = from;
-  if (s.count >= capacity_) {
-    counters.fail(std::make_exception_ptr(WaferError(
-        "internal error (please report): queue of " + std::string(kPacket ? "port " : "color ") +
-            std::to_string(key) + " overflowed at " + here(),
-        ErrorCategory::internal)));
+  if (s.count >= capacity_) [[unlikely]] {
+    fail_enqueue(counters, EnqueueFault::overflow, topology(), id, w, from, from, kPacket, key);
     return;
   }
   int tail = s.head + s.count;  // ring position without a division

@@ -319,11 +319,13 @@ bool Fabric::phase_b_impl(uint32_t id, uint64_t cycle, CycleCounters& counters) 
 
   bool busy = rt.busy != 0;
   if (rt.ramp.endpoint) {
+    rt.ramp.endpoint->finish_cycle(cycle);
     rt.ramp.stall_in = rt.ramp.endpoint->stall_to_router();
     busy = busy || !rt.ramp.endpoint->idle();
   }
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
     PortAttachment& a = *attachment(id, first_dir(m));
+    a.endpoint->finish_cycle(cycle);
     a.stall_in = a.endpoint->stall_to_router();
     busy = busy || !a.endpoint->idle();
   }

@@ -11,7 +11,10 @@
 //   3. the router enqueues arrivals (including the offered wavelet), dequeues completed
 //      multicasts and recomputes its stall bits;
 //   4. accept(): the wavelet the router put on the off-ramp this cycle, if any;
-//   5. stall_to_router(): read once, after accept(); the router uses it next cycle [0330].
+//   5. finish_cycle(): every cycle the PE is active, after accept(): the endpoint ends its
+//      cycle (a compute element latches its stall bits here);
+//   6. stall_to_router(): read once, after finish_cycle(); the router uses it next cycle
+//      [0330].
 // An endpoint is stepped in every cycle its router is active, and its router stays active
 // while the endpoint is not idle(); a PE whose router and endpoint are both idle costs
 // nothing per cycle.
@@ -41,7 +44,10 @@ class RampEndpoint {
   // stall_to_router() bit was clear at the end of the previous cycle, so it must fit.
   virtual void accept(const Wavelet& w, uint64_t cycle) = 0;
 
-  // Phase B, after accept(): per-color stall toward the router (bit c: do not send c).
+  // Phase B, after accept() (or without one): the end of the endpoint's cycle.
+  virtual void finish_cycle(uint64_t /*cycle*/) {}
+
+  // Phase B, after finish_cycle(): per-color stall toward the router (bit c: do not send c).
   virtual ColorMask stall_to_router() const = 0;
 
   // True when the endpoint has nothing to do until a wavelet arrives.

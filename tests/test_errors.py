@@ -31,3 +31,25 @@ def test_config_error_from_python_validation():
 def test_deadlock_error_carries_its_report():
     e = ws.DeadlockError("stuck", report="router (0,0) color 3")
     assert e.report == "router (0,0) color 3" and "color 3" in str(e)
+
+
+def test_route_error_from_the_core_names_color_router_and_links():
+    w = ws.Wafer(3, 1, loop=True)
+    for r in range(3):
+        w.router(r, 0).set_route(1, rx=["S"], tx=["N"])
+    with pytest.raises(ws.RouteError) as err:
+        w.run()
+    assert err.value.category == "usage"
+    assert "color 1" in str(err.value) and "(2, 0) -N-> (0, 0)" in str(err.value)
+
+
+def test_deadlock_error_from_the_watchdog_carries_a_report():
+    w = ws.Wafer(1, 2, watchdog=25)
+    w.route(3, path=[(0, 0), (0, 1)])
+    w.set_sink((0, 1), capacity=1)
+    w.inject((0, 0), 3, data=np.arange(8))
+    with pytest.raises(ws.DeadlockError) as err:
+        w.run()
+    assert isinstance(err.value, ws.WaferError)
+    assert "router (0, 0) color 3: 2/2 queued" in err.value.report
+    assert err.value.report in str(err.value)

@@ -18,6 +18,11 @@ from . import tensor
 from .tensor import TensorUnit, TensorUnitConfig
 from . import pe
 from .defaults import DEFAULTS
+from . import layout
+from .stats import Arrivals, FabricCounters, RunStats
+from .wafer import RouterView, Wafer
+from . import noc
+
 
 __version__ = _core.__version__
 
@@ -36,4 +41,11 @@ __all__ = [
     "TensorUnit",
     "TensorUnitConfig",
     "pe",
+    "layout",
+    "noc",
+    "Wafer",
+    "RouterView",
+    "RunStats",
+    "Arrivals",
+    "FabricCounters",
 ]

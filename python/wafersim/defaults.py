@@ -21,4 +21,10 @@ DEFAULTS: dict[str, object] = {
     "rng_resources": 4,           # LFSRs for stochastic rounding [0671]
     "stochastic_bits": 3,         # N of [0672]
     "hop_cycles": 1,              # every link kind [0294]
+    "diag_hop_cycles": 1,         # diagonal links (seed 003); 2 models a slow sqrt(2) wire
+    "router_scheduler": "round_robin",  # per output port [0319]-[0320]
+    "priority_split": 8,          # priority scheduler: colors 0..7 first [0320]
+    "watchdog_cycles": 10_000,    # cycles without progress before DeadlockError [0306]
+    "energy_router_assumed": 1.0,          # per router traversal; ASSUMED, no seed value
+    "energy_wire_per_pitch_assumed": 1.0,  # per PE pitch of wire; ASSUMED, no seed value
 }

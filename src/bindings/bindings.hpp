@@ -8,6 +8,7 @@ namespace wafersim::bindings {
 namespace py = pybind11;
 
 void bind_errors(py::module_& m);
+void bind_fabric(py::module_& m);
 void bind_info(py::module_& m);
 void bind_numerics(py::module_& m);
 void bind_tensor(py::module_& m);

@@ -8,4 +8,5 @@ PYBIND11_MODULE(_core, m) {
   bind_numerics(m);
   bind_tensor(m);
   bind_pe(m);
+  bind_fabric(m);
 }

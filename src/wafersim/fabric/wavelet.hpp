@@ -23,10 +23,16 @@ struct Wavelet {
   // Simulation bookkeeping, not architectural state: latency and hop statistics.
   uint32_t injected_cycle = 0;
   uint16_t hops = 0;
+  // Packet mode only (NoC studies, docs/fabric.md): the destination the routers steer by,
+  // row in bits 15:8 and column in bits 7:0, like the header coordinates of seed 003
+  // [0037]. Unused by the color-routed fabric.
+  uint16_t dest = 0;
 
   uint16_t lower_index() const { return index & 0x3F; }  // Lower Index Bits 1321.1 [0424]
   uint16_t data_lo() const { return static_cast<uint16_t>(data & 0xFFFF); }
   uint16_t data_hi() const { return static_cast<uint16_t>(data >> 16); }
 };
+
+static_assert(sizeof(Wavelet) == 16, "router queues hold many wavelets: keep them small");
 
 }  // namespace wafersim::fabric

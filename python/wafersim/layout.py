@@ -1,0 +1,170 @@
+"""Where PEs are and how routes run between them: directions, topologies, paths.
+
+Coordinates are ``(row, col)``. North is +row and east is +col, as in both sources: seed
+000 calls Y+ "North" [0314] and seed 003 lets y grow north [0039], so the patent example
+(0,0)->(3,3) is a north-east diagonal here too. Plots use ``origin="lower"``.
+
+A point one step outside the fabric next to a border router, such as ``(r, -1)`` (west of
+``(r, 0)``) or ``(rows, c)`` (north of ``(rows-1, c)``), names the *edge port* on that
+border coupling (the I/O couplings of seed 000 [0285]).
+
+Route generators (``path``) implement the two dimension-order rules of seed 003:
+``"xy"`` goes east/west first, then north/south [0061]; ``"diag_first"`` goes diagonally
+while both coordinates differ, then straight [0036], [0039]. With only one diagonal
+family, the diagonal is used when the signs match that family and XY otherwise (a rule the
+seed does not give; digest 003 section 4.3 checked that its channel dependencies are
+acyclic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ConfigError, RouteError
+
+__all__ = [
+    "DIRECTIONS",
+    "DIR_INDEX",
+    "OPPOSITE",
+    "STEP",
+    "TOPOLOGIES",
+    "Topology",
+    "direction_index",
+    "path",
+    "ROUTING_ALGORITHMS",
+]
+
+#: Router ports in the order of the C++ core (``wafersim._core.fabric.DIRECTIONS``).
+DIRECTIONS = ("E", "W", "N", "S", "NE", "SW", "NW", "SE", "SKIP_E", "SKIP_W", "RAMP")
+DIR_INDEX = {name: i for i, name in enumerate(DIRECTIONS)}
+OPPOSITE = {d: (d if d == "RAMP" else DIRECTIONS[DIR_INDEX[d] ^ 1]) for d in DIRECTIONS}
+#: (row, col) step of the mesh and diagonal directions.
+STEP = {"E": (0, 1), "W": (0, -1), "N": (1, 0), "S": (-1, 0),
+        "NE": (1, 1), "SW": (-1, -1), "NW": (1, -1), "SE": (-1, 1)}
+_ALIASES = {"X+": "E", "X-": "W", "Y+": "N", "Y-": "S", "SKIPX+": "SKIP_E",
+            "SKIPX-": "SKIP_W", "SKIPE": "SKIP_E", "SKIPW": "SKIP_W"}
+
+#: topology name -> (NE/SW family, NW/SE family) [0032].
+TOPOLOGIES = {
+    "mesh": (False, False),
+    "mesh+diag": (True, True),
+    "mesh+diag_ne": (True, False),
+    "mesh+diag_nw": (False, True),
+}
+ROUTING_ALGORITHMS = ("xy", "diag_first")
+
+
+def direction_index(name, field: str = "direction") -> int:
+    """Index of a direction name (case-insensitive; seed 000's X+/Y-/skipX+ also work)."""
+    if isinstance(name, str):
+        key = name.strip().upper()
+        key = _ALIASES.get(key.replace(" ", ""), key)
+        if key in DIR_INDEX:
+            return DIR_INDEX[key]
+    raise ConfigError(f"{field} must be one of {', '.join(DIRECTIONS)}, got {name!r}")
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The links of a fabric; mirrors ``src/wafersim/fabric/topology.hpp``."""
+
+    rows: int
+    cols: int
+    diag_ne: bool = False
+    diag_nw: bool = False
+    skip: int = 0
+    loop: bool = False
+    diag_hop_cycles: int = 1
+
+    @classmethod
+    def named(cls, rows: int, cols: int, topology: str = "mesh", **kw) -> "Topology":
+        if topology not in TOPOLOGIES:
+            raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
+        ne, nw = TOPOLOGIES[topology]
+        return cls(rows, cols, ne, nw, **kw)
+
+    @property
+    def has_diagonals(self) -> bool:
+        return self.diag_ne or self.diag_nw
+
+    def family_enabled(self, d: str) -> bool:
+        return self.diag_ne if d in ("NE", "SW") else self.diag_nw if d in ("NW", "SE") else False
+
+    def inside(self, r: int, c: int) -> bool:
+        return 0 <= r < self.rows and 0 <= c < self.cols
+
+    def neighbour(self, r: int, c: int, d: str):
+        """The router across link ``d`` from (r, c), or None."""
+        if d == "N":
+            return (r + 1, c) if r + 1 < self.rows else ((0, c) if self.loop else None)
+        if d == "S":
+            return (r - 1, c) if r > 0 else ((self.rows - 1, c) if self.loop else None)
+        if d in ("SKIP_E", "SKIP_W"):
+            if self.skip <= 0 or c % self.skip:
+                return None
+            cc = c + self.skip if d == "SKIP_E" else c - self.skip
+            return (r, cc) if 0 <= cc < self.cols else None
+        if d == "RAMP":
+            return None
+        if d in ("NE", "SW", "NW", "SE") and not self.family_enabled(d):
+            return None
+        dr, dc = STEP[d]
+        return (r + dr, c + dc) if self.inside(r + dr, c + dc) else None
+
+    def is_edge(self, r: int, c: int, d: str) -> bool:
+        """A border N/S/E/W coupling with no router behind it (an edge port)."""
+        return d in ("E", "W", "N", "S") and self.neighbour(r, c, d) is None
+
+    def edge_port(self, point) -> tuple[tuple[int, int], str] | None:
+        """(router, direction) of the edge port an outside point names, else None."""
+        r, c = point
+        if 0 <= r < self.rows and c in (-1, self.cols):
+            router, d = (r, 0 if c == -1 else self.cols - 1), "W" if c == -1 else "E"
+        elif 0 <= c < self.cols and r in (-1, self.rows):
+            router, d = (0 if r == -1 else self.rows - 1, c), "S" if r == -1 else "N"
+        else:
+            return None
+        return (router, d) if self.is_edge(*router, d) else None
+
+    def link_between(self, a, b) -> str | None:
+        """The direction of a link from router a to router b (mesh links preferred)."""
+        for d in DIRECTIONS[:-1]:
+            if self.neighbour(a[0], a[1], d) == tuple(b):
+                return d
+        return None
+
+    def hop_cycles(self, d: str) -> int:
+        return self.diag_hop_cycles if d in ("NE", "SW", "NW", "SE") else 1
+
+
+def _next_dir(topo: Topology, algorithm: str, r: int, c: int, dst) -> str:
+    """One step of XY or diagonal-first routing (matches fabric/packet_routing.hpp)."""
+    dy, dx = dst[0] - r, dst[1] - c
+    if dx == 0 and dy == 0:
+        return "RAMP"
+    if algorithm == "diag_first" and dx != 0 and dy != 0:
+        d = ("NE" if dx > 0 else "NW") if dy > 0 else ("SE" if dx > 0 else "SW")
+        if topo.family_enabled(d):
+            return d
+    if dx != 0:
+        return "E" if dx > 0 else "W"
+    return "N" if dy > 0 else "S"
+
+
+def path(topo: Topology, src, dst, algorithm: str = "xy") -> list[tuple[int, int]]:
+    """The routers a wavelet visits from src to dst (both included) under ``algorithm``."""
+    if algorithm not in ROUTING_ALGORITHMS:
+        raise ConfigError(f"algorithm must be one of {', '.join(ROUTING_ALGORITHMS)}, got {algorithm!r}")
+    if algorithm == "diag_first" and not topo.has_diagonals:
+        raise RouteError("algorithm 'diag_first' needs diagonal links; this fabric is a plain mesh")
+    for name, p in (("src", src), ("dst", dst)):
+        if not topo.inside(*p):
+            raise RouteError(f"{name} {tuple(p)} is outside the {topo.rows}x{topo.cols} fabric")
+    out = [tuple(src)]
+    r, c = src
+    while True:
+        d = _next_dir(topo, algorithm, r, c, dst)
+        if d == "RAMP":
+            return out
+        r, c = r + STEP[d][0], c + STEP[d][1]
+        out.append((r, c))

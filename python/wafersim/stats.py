@@ -1,0 +1,170 @@
+"""What a run reports: plain dataclasses of numpy arrays, never one object per wavelet.
+
+* :class:`RunStats` - one ``Wafer.run`` call: cycles, moves, latency and hop histograms.
+* :class:`Arrivals` - what reached host ports (``Wafer.collect``), one array per field.
+* :class:`FabricCounters` - per link, color and router counters since the last reset
+  (``Wafer.counters``), and an energy estimate from ASSUMED per-event energies: the source
+  documents give no energy figures (seed 003 only says energy falls with router traversals
+  and wire length [0002], [0087]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .layout import DIR_INDEX, DIRECTIONS, Topology
+
+__all__ = ["RunStats", "Arrivals", "FabricCounters", "EnergyReport"]
+
+
+def _hist_mean(hist: np.ndarray) -> float:
+    n = int(hist.sum())
+    return float(np.dot(np.arange(len(hist)), hist) / n) if n else math.nan
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """Result of one ``Wafer.run``; latencies count from injection to off-ramp delivery."""
+
+    start_cycle: int
+    cycles: int
+    quiescent: bool          #: stopped because no work was left
+    moves: int               #: wavelet moves on any port, ramps included
+    injected: int            #: wavelets that entered the fabric
+    delivered: int           #: wavelets handed to a ramp or edge endpoint
+    router_cycles: int       #: routers processed, summed over cycles (active-set work)
+    latency_histogram: np.ndarray = field(repr=False)  #: [k] = delivered with latency k
+    hop_histogram: np.ndarray = field(repr=False)      #: [k] = delivered after k hops
+
+    @property
+    def end_cycle(self) -> int:
+        return self.start_cycle + self.cycles
+
+    @property
+    def mean_latency(self) -> float:
+        return _hist_mean(self.latency_histogram)
+
+    @property
+    def mean_hops(self) -> float:
+        return _hist_mean(self.hop_histogram)
+
+    @property
+    def max_latency(self) -> int:
+        nz = np.flatnonzero(self.latency_histogram)
+        return int(nz[-1]) if len(nz) else 0
+
+    def latency_percentile(self, q: float) -> int:
+        """Smallest latency L with at least q percent of deliveries at or below L."""
+        cum = np.cumsum(self.latency_histogram)
+        if not len(cum) or cum[-1] == 0:
+            return 0
+        return int(np.searchsorted(cum, q / 100.0 * cum[-1]))
+
+
+@dataclass
+class Arrivals:
+    """Wavelets that arrived at host ports, ordered by arrival cycle then port."""
+
+    row: np.ndarray
+    col: np.ndarray
+    port: np.ndarray      #: direction index: DIR_INDEX["RAMP"] or the edge port's direction
+    color: np.ndarray
+    data: np.ndarray      #: uint32: dense 2 x 16 bits or 1 x 32 bits; sparse uses bits 15:0
+    index: np.ndarray     #: uint16 sparse index
+    ctrl: np.ndarray      #: bool control bit [0425]
+    hops: np.ndarray      #: router-to-router links traversed
+    injected: np.ndarray  #: cycle the wavelet was released at its source
+    arrived: np.ndarray   #: cycle it was handed to the host port
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    @property
+    def latency(self) -> np.ndarray:
+        return (self.arrived - self.injected).astype(np.int64)
+
+    @property
+    def port_name(self) -> np.ndarray:
+        return np.array(DIRECTIONS, dtype=object)[self.port]
+
+    @property
+    def at_ramp(self) -> np.ndarray:
+        return self.port == DIR_INDEX["RAMP"]
+
+
+@dataclass(frozen=True)
+class EnergyReport:
+    """Energy in the units of the assumed parameters (no seed gives values)."""
+
+    router: float
+    wire: float
+    e_router: float
+    e_wire_per_pitch: float
+
+    @property
+    def total(self) -> float:
+        return self.router + self.wire
+
+
+@dataclass
+class FabricCounters:
+    """Counters since the last ``reset_counters`` (docs/fabric.md, "Counters")."""
+
+    topology: Topology
+    cycles: int                  #: cycles the counters cover
+    link_counts: np.ndarray      #: (rows, cols, 11): wavelets sent on each output direction
+    router_traversals: np.ndarray  #: (rows, cols): wavelets each router enqueued
+    occupancy_sum: np.ndarray    #: (rows, cols): queued wavelets summed over cycles
+    occupancy_max: np.ndarray    #: (rows, cols): most wavelets queued at once
+    color_traffic: dict = field(repr=False)  #: row, col, dir, color, count (non-zero only)
+
+    @property
+    def occupancy_mean(self) -> np.ndarray:
+        return self.occupancy_sum / max(self.cycles, 1)
+
+    def link_utilization(self) -> np.ndarray:
+        """Wavelets per cycle on each output direction (1.0 = busy every cycle [0315])."""
+        return self.link_counts / max(self.cycles, 1)
+
+    def link_color_counts(self, color: int) -> np.ndarray:
+        """(rows, cols, 11): wavelets of one color on each output direction."""
+        t = self.color_traffic
+        out = np.zeros_like(self.link_counts)
+        sel = t["color"] == color
+        np.add.at(out, (t["row"][sel], t["col"][sel], t["dir"][sel]), t["count"][sel])
+        return out
+
+    def wire_pitches(self, diag_wire: str = "straight", loop_wire: str = "folded") -> np.ndarray:
+        """(rows, cols, 11) length of each output link in PE pitches.
+
+        Mesh and edge links 1; diagonals sqrt(2) when straight or 2 when zig-zag (seed 003
+        claims 3 and 4, [0027]); skip links span ``skip`` PEs; loop links about 2 PEs when
+        folded [0297] or the whole column otherwise; the ramp has no wire.
+        """
+        t = self.topology
+        diag = {"straight": math.sqrt(2.0), "zigzag": 2.0}[diag_wire]
+        out = np.zeros((t.rows, t.cols, len(DIRECTIONS)))
+        for d in ("E", "W", "N", "S"):
+            out[:, :, DIR_INDEX[d]] = 1.0
+        if t.loop:
+            span = 2.0 if loop_wire == "folded" else float(t.rows - 1)
+            out[t.rows - 1, :, DIR_INDEX["N"]] = span
+            out[0, :, DIR_INDEX["S"]] = span
+        for d in ("NE", "SW", "NW", "SE"):
+            out[:, :, DIR_INDEX[d]] = diag
+        out[:, :, DIR_INDEX["SKIP_E"]] = out[:, :, DIR_INDEX["SKIP_W"]] = float(t.skip)
+        return out
+
+    def energy(self, e_router: float = 1.0, e_wire_per_pitch: float = 1.0,
+               diag_wire: str = "straight", loop_wire: str = "folded") -> EnergyReport:
+        """E = e_router * router traversals + e_wire_per_pitch * wire pitches travelled.
+
+        Both energies are ASSUMED parameters (defaults 1.0: equal weight, the weighting
+        under which seed 003's "about 20% / 40%" figures come out of a zero-load model).
+        """
+        wire = float(np.sum(self.link_counts * self.wire_pitches(diag_wire, loop_wire)))
+        router = float(self.router_traversals.sum())
+        return EnergyReport(e_router * router, e_wire_per_pitch * wire, e_router, e_wire_per_pitch)

@@ -1,0 +1,444 @@
+"""The emulated wafer: a fabric of routers, its routes, host I/O and the cycle loop.
+
+``Wafer`` composes the C++ core (``wafersim._core.fabric.Wafer``); later work adds the
+compute elements on the ramps (``w.pe(r, c)``, memcpy, launch). See docs/fabric.md.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _core
+from .defaults import DEFAULTS
+from .errors import ConfigError, RouteError
+from .layout import DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology, direction_index
+from .layout import path as layout_path
+from .stats import Arrivals, FabricCounters, RunStats
+
+__all__ = ["Wafer", "RouterView"]
+
+_RAMP = DIR_INDEX["RAMP"]
+_MODES = ("colors", "packets")
+_FOREVER = 1 << 62
+
+
+def _int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name} must be an integer, got {value!r}")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ConfigError(f"{name} must be in {rng}, got {v}")
+    return v
+
+
+def _mask(names, field: str) -> int:
+    if isinstance(names, str):
+        names = [names]
+    m = 0
+    for n in names:
+        m |= 1 << direction_index(n, field)
+    return m
+
+
+def _names(mask: int) -> list[str]:
+    return [d for i, d in enumerate(DIRECTIONS) if mask >> i & 1]
+
+
+class RouterView:
+    """One router's static route table (Dest/Src per color [0318], [0322]) and queues."""
+
+    def __init__(self, wafer: "Wafer", r: int, c: int):
+        self._w, self.row, self.col = wafer, r, c
+        self._id = r * wafer.cols + c
+
+    def __repr__(self) -> str:
+        return f"RouterView({self.row}, {self.col})"
+
+    def set_route(self, color: int, rx=(), tx=()) -> None:
+        """Replaces the Src (``rx``) and Dest (``tx``) directions of ``color`` here.
+
+        Several sources are legal as long as only one is active at a time [0302]; an
+        empty ``rx`` and ``tx`` remove the color from this router.
+        """
+        color = self._w._fabric_color(color)
+        self._w._core.set_route(self._id, color, _mask(tx, "tx"), _mask(rx, "rx"))
+
+    def route(self, color: int) -> tuple[list[str], list[str]]:
+        """(rx, tx) direction names of ``color`` here."""
+        color = self._w._fabric_color(color)
+        dest, src = self._w._core.route(self._id, color)
+        return _names(src), _names(dest)
+
+    def occupancy(self, color: int) -> int:
+        """Wavelets of ``color`` queued here (packet mode: pass an input direction name)."""
+        key = direction_index(color, "port") if isinstance(color, str) else _int(color, "color", 0, 63)
+        return int(self._w._core.router_state(self._id)["occupancy"].get(key, 0))
+
+    def stalled(self, color: int) -> bool:
+        """Whether this router stalls ``color`` toward its sources (end of last cycle) [0333]."""
+        key = direction_index(color, "port") if isinstance(color, str) else _int(color, "color", 0, 63)
+        return bool(self._w._core.router_state(self._id)["stall_out"] >> key & 1)
+
+    def queue(self, color: int) -> list[tuple[int, bool, int, int]]:
+        """Queued wavelets of ``color``, oldest first, as (color, ctrl, index, data)."""
+        return list(self._w._core.queue(self._id, _int(color, "color", 0, 63)))
+
+
+class Wafer:
+    """A wafer of ``rows x cols`` PEs joined by a wavelet fabric.
+
+    Parameters (defaults from ``wafersim.DEFAULTS``):
+
+    * ``topology``: ``"mesh"``, ``"mesh+diag"`` (both diagonal families), ``"mesh+diag_ne"``
+      or ``"mesh+diag_nw"`` (one family) [0032];
+    * ``skip``: horizontal skip links joining columns c and c+skip when c % skip == 0
+      [0294]-[0296]; ``loop``: vertical wrap links [0297];
+    * ``colors``: routable fabric colors (8..32) [0292]; ``queue_depth``: router queue
+      entries per color [0317]; ``diag_hop_cycles``: 1 or 2 cycles per diagonal hop;
+    * ``scheduler``: ``"round_robin"`` or ``"priority"`` (colors below ``priority_split``
+      first) [0320]; ``watchdog``: cycles without progress before ``DeadlockError`` [0306];
+      ``threads``: OpenMP threads (None: OpenMP's default);
+    * ``mode``: ``"colors"`` (the color-routed fabric of seed 000) or ``"packets"`` (NoC
+      studies: each wavelet is steered by its destination with ``packet_routing`` ``"xy"``
+      or ``"diag_first"``, one queue per input port; docs/noc.md).
+    """
+
+    def __init__(self, rows: int, cols: int, topology: str = "mesh", *, skip: int | None = None,
+                 loop: bool = False, colors: int | None = None, queue_depth: int | None = None,
+                 diag_hop_cycles: int | None = None, scheduler: str | None = None,
+                 priority_split: int | None = None, watchdog: int | None = None,
+                 threads: int | None = None, mode: str = "colors",
+                 packet_routing: str | None = None):
+        if topology not in TOPOLOGIES:
+            raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
+        if mode not in _MODES:
+            raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        diag_ne, diag_nw = TOPOLOGIES[topology]
+        rows = _int(rows, "rows", 1)
+        cols = _int(cols, "cols", 1)
+        skip = _int(0 if skip is None else skip, "skip", 0)
+        dhc = _int(DEFAULTS["diag_hop_cycles"] if diag_hop_cycles is None else diag_hop_cycles,
+                   "diag_hop_cycles", 1, 2)
+        if packet_routing is None:
+            packet_routing = "diag_first" if (diag_ne or diag_nw) else "xy"
+        if packet_routing not in ROUTING_ALGORITHMS:
+            raise ConfigError(f"packet_routing must be one of {', '.join(ROUTING_ALGORITHMS)}, "
+                              f"got {packet_routing!r}")
+        self.topology_name = topology
+        self.mode = mode
+        self.packet_routing = packet_routing if mode == "packets" else None
+        self.topology = Topology(rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc)
+        self._core = _core.fabric.Wafer(
+            rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc,
+            _int(DEFAULTS["fabric_colors"] if colors is None else colors, "colors"),
+            _int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth, "queue_depth"),
+            DEFAULTS["router_scheduler"] if scheduler is None else str(scheduler),
+            _int(DEFAULTS["priority_split"] if priority_split is None else priority_split,
+                 "priority_split"),
+            mode == "packets", packet_routing,
+            0 if threads is None else _int(threads, "threads", 1),
+            _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1))
+        self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
+
+    # --- shape and properties ----------------------------------------------------------
+    @property
+    def rows(self) -> int:
+        return self.topology.rows
+
+    @property
+    def cols(self) -> int:
+        return self.topology.cols
+
+    @property
+    def cycle(self) -> int:
+        """Cycles simulated so far."""
+        return int(self._core.cycle)
+
+    @property
+    def queued(self) -> int:
+        """Wavelets in router queues now."""
+        return int(self._core.queued)
+
+    @property
+    def pending_injections(self) -> int:
+        return int(self._core.pending_injections)
+
+    @property
+    def threads(self) -> int:
+        return int(self._core.threads)
+
+    @threads.setter
+    def threads(self, n: int | None) -> None:
+        self._core.threads = 0 if n is None else _int(n, "threads", 1)
+
+    @property
+    def watchdog(self) -> int:
+        return int(self._core.watchdog)
+
+    @watchdog.setter
+    def watchdog(self, cycles: int) -> None:
+        self._core.watchdog = _int(cycles, "watchdog", 1)
+
+    def __repr__(self) -> str:
+        extra = f", skip={self.topology.skip}" if self.topology.skip else ""
+        extra += ", loop=True" if self.topology.loop else ""
+        return (f"Wafer({self.rows}x{self.cols}, {self.topology_name}{extra}, mode={self.mode}, "
+                f"cycle={self.cycle})")
+
+    # --- validation helpers --------------------------------------------------------------
+    def _fabric_color(self, color) -> int:
+        color = _int(color, "color", 0, 63)
+        if color >= self.colors:
+            raise ConfigError(f"color {color} is a local color (ids {self.colors}..63 never enter "
+                              f"the router [0096]); routable colors are 0..{self.colors - 1}")
+        return color
+
+    def _router(self, point, name: str = "router", error=RouteError) -> tuple[int, int]:
+        try:
+            r, c = (int(v) for v in point)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be a (row, col) pair, got {point!r}") from None
+        if not self.topology.inside(r, c):
+            raise error(f"{name} {(r, c)} is outside the {self.rows}x{self.cols} fabric")
+        return r, c
+
+    def _ports(self, at, name: str = "at") -> tuple[np.ndarray, np.ndarray]:
+        """Router ids and port indices of ramps (inside points) or edge ports (outside)."""
+        pts = np.asarray(at)
+        if pts.ndim == 1:
+            pts = pts.reshape(1, -1)
+        if pts.ndim != 2 or pts.shape[1] != 2 or not np.issubdtype(pts.dtype, np.integer):
+            raise ConfigError(f"{name} must be a (row, col) pair or an (n, 2) integer array, "
+                              f"got shape {pts.shape} and dtype {pts.dtype}")
+        r, c = pts[:, 0].astype(np.int64), pts[:, 1].astype(np.int64)
+        inside = (r >= 0) & (r < self.rows) & (c >= 0) & (c < self.cols)
+        ids = np.where(inside, r * self.cols + c, 0).astype(np.uint32)
+        ports = np.full(len(pts), _RAMP, np.uint8)
+        for i in np.flatnonzero(~inside):
+            edge = self.topology.edge_port((int(r[i]), int(c[i])))
+            if edge is None:
+                raise ConfigError(f"{name}[{i}] = {(int(r[i]), int(c[i]))} is neither inside the "
+                                 f"{self.rows}x{self.cols} fabric nor an edge port next to a "
+                                 "border router")
+            (er, ec), d = edge
+            ids[i], ports[i] = er * self.cols + ec, DIR_INDEX[d]
+        return ids, ports
+
+    # --- routes --------------------------------------------------------------------------
+    def router(self, r: int, c: int) -> RouterView:
+        r, c = self._router((r, c), error=ConfigError)
+        return RouterView(self, r, c)
+
+    def route(self, color: int, path, *, allow_shared_source: bool = False) -> None:
+        """Routes ``color`` along ``path``, a list of adjacent (row, col) routers.
+
+        The first point's on-ramp is the source and the last point's off-ramp the
+        destination; an outside first or last point names an edge port instead. Masks are
+        added to what the color already has, so several calls build a multicast tree
+        [0301]. A path that would give a router a second source for the color raises
+        ``RouteError`` unless ``allow_shared_source`` (the caller then guarantees one active
+        source at a time [0302]).
+        """
+        color = self._fabric_color(color)
+        self._require_colors_mode("route")
+        pts = [tuple(int(v) for v in p) for p in path] if path is not None else []
+        if not pts:
+            raise RouteError("path must list at least one (row, col) point")
+        first, last = pts[0], pts[-1]
+        src_port = dst_port = "RAMP"
+        if not self.topology.inside(*first) and len(pts) > 1:
+            edge = self.topology.edge_port(first)
+            if edge is None:
+                raise RouteError(f"path[0] = {first} is outside the fabric and not an edge port")
+            src_port, pts = edge[1], pts[1:]
+        if not self.topology.inside(*last) and len(pts) > 1:
+            edge = self.topology.edge_port(last)
+            if edge is None:
+                raise RouteError(f"path[-1] = {last} is outside the fabric and not an edge port")
+            dst_port, pts = edge[1], pts[:-1]
+        for i, p in enumerate(pts):
+            if not self.topology.inside(*p):
+                raise RouteError(f"path point {p} (color {color}) leaves the "
+                                 f"{self.rows}x{self.cols} fabric")
+        if len(set(pts)) != len(pts):
+            twice = next(p for p in pts if pts.count(p) > 1)
+            raise RouteError(f"path of color {color} visits router {twice} twice (a loop)")
+        masks: dict[tuple[int, int], list[int]] = {p: [0, 0] for p in pts}
+        masks[pts[0]][1] |= 1 << DIR_INDEX[src_port]
+        masks[pts[-1]][0] |= 1 << DIR_INDEX[dst_port]
+        for a, b in zip(pts, pts[1:]):
+            d = self.topology.link_between(a, b)
+            if d is None:
+                raise RouteError(f"path of color {color}: no link from {a} to {b} in this "
+                                 f"{self.topology_name} fabric")
+            masks[a][0] |= 1 << DIR_INDEX[d]
+            masks[b][1] |= 1 << DIR_INDEX[OPPOSITE[d]]
+        self._add_masks(color, masks, allow_shared_source)
+
+    def route_tree(self, color: int, src, dsts, algorithm: str = "xy") -> None:
+        """Multicast ``color`` from ``src`` to every router in ``dsts`` [0301].
+
+        Each branch follows ``algorithm``: ``"xy"`` [0061] or ``"diag_first"`` [0039];
+        skip and loop links are only used by explicit ``route`` paths.
+        """
+        color = self._fabric_color(color)
+        self._require_colors_mode("route_tree")
+        src = self._router(src, "src")
+        dst_list = [dsts] if (len(dsts) == 2 and all(isinstance(v, numbers.Integral) for v in dsts)) else list(dsts)
+        if not dst_list:
+            raise RouteError("route_tree needs at least one destination")
+        masks: dict[tuple[int, int], list[int]] = {src: [0, 1 << _RAMP]}
+        entered: dict[tuple[int, int], str] = {}
+        for i, dst in enumerate(dst_list):
+            dst = self._router(dst, f"dsts[{i}]")
+            hops = layout_path(self.topology, src, dst, algorithm)
+            for a, b in zip(hops, hops[1:]):
+                d = self.topology.link_between(a, b)
+                if entered.setdefault(b, d) != d:
+                    raise RouteError(f"route_tree of color {color}: branches reach {b} from two "
+                                     "directions")
+                masks.setdefault(a, [0, 0])[0] |= 1 << DIR_INDEX[d]
+                masks.setdefault(b, [0, 0])[1] |= 1 << DIR_INDEX[OPPOSITE[d]]
+            masks[dst][0] |= 1 << _RAMP
+        self._add_masks(color, masks, False)
+
+    def _require_colors_mode(self, what: str) -> None:
+        if self.mode != "colors":
+            raise ConfigError(f"{what}: in packet mode each wavelet is steered by its destination; "
+                              "color routes are for mode='colors'")
+
+    def _add_masks(self, color: int, masks: dict, allow_shared_source: bool) -> None:
+        if not allow_shared_source:
+            for (r, c), (_, src) in masks.items():
+                _, old_src = self._core.route(r * self.cols + c, color)
+                if old_src and src & ~old_src:
+                    raise RouteError(
+                        f"color {color} at router {(r, c)} already comes from {_names(old_src)}; "
+                        f"this route adds {_names(src & ~old_src)}: two active sources for one "
+                        "color [0302] (pass allow_shared_source=True if only one is active at a time)")
+        ids = np.array([r * self.cols + c for r, c in masks], np.uint32)
+        dest = np.array([m[0] for m in masks.values()], np.uint16)
+        src = np.array([m[1] for m in masks.values()], np.uint16)
+        self._core.add_routes(color, ids, dest, src)
+
+    def clear_routes(self, color: int | None = None) -> None:
+        """Removes the routes of one color, or of all colors."""
+        self._core.clear_routes(-1 if color is None else self._fabric_color(color))
+
+    def check_routes(self) -> None:
+        """Raises ``RouteError`` naming the colors and links of any dependency cycle [0304],
+        or of a link whose receiver does not list it as a source; ``run`` calls it."""
+        self._core.check_routes()
+
+    # --- host I/O ------------------------------------------------------------------------
+    def inject(self, at, color, data=0, *, index=0, ctrl=False, cycle=None, dest=None) -> int:
+        """Queues wavelets at host ports; returns how many.
+
+        ``at``: (row, col) or an (n, 2) array: a router's on-ramp, or an edge port when the
+        point lies just outside the border. ``color``, ``data`` (uint32: dense 2 x 16 or
+        1 x 32 bits [0427]-[0430]), ``index`` (uint16 sparse index [0424]), ``ctrl`` [0425]
+        and ``cycle`` (release cycle; None: now) broadcast against ``at``. Packet mode
+        needs ``dest``: the destination (row, col) of each wavelet.
+        """
+        ids, ports = self._ports(at)
+        sizes = {len(ids)} | {np.size(v) for v in (color, data, index, ctrl, cycle) if v is not None}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ConfigError(f"inject: at, color, data, index, ctrl and cycle must have one "
+                              f"length (or length 1), got lengths {sorted(sizes)}")
+        n = sizes.pop() if sizes else 1
+        if len(ids) == 1 and n > 1:
+            ids, ports = np.repeat(ids, n), np.repeat(ports, n)
+
+        def column(value, name, dtype, lo, hi):
+            arr = np.asarray(value)
+            if arr.dtype == bool and name != "ctrl":
+                raise ConfigError(f"{name} must be integers, got booleans")
+            if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
+                raise ConfigError(f"{name} must be integers, got dtype {arr.dtype}")
+            try:
+                arr = np.broadcast_to(arr, (n,))
+            except ValueError:
+                raise ConfigError(f"{name} has shape {np.shape(value)}, which does not match "
+                                  f"{n} injection point(s)") from None
+            if arr.size and (arr.min() < lo or arr.max() > hi):
+                bad = arr[(arr < lo) | (arr > hi)][0]
+                raise ConfigError(f"{name} must be in {lo}..{hi}, got {bad}")
+            return np.ascontiguousarray(arr, dtype=dtype)
+
+        colors = column(color, "color", np.uint8, 0, 63)
+        if n and colors.max() >= self.colors:
+            raise ConfigError(f"color {int(colors.max())} is not a fabric color (0..{self.colors - 1})")
+        cols = [colors, column(data, "data", np.uint32, 0, 2**32 - 1),
+                column(index, "index", np.uint16, 0, 2**16 - 1),
+                column(ctrl, "ctrl", np.uint8, 0, 1),
+                column(-1 if cycle is None else cycle, "cycle", np.int64, -1, _FOREVER)]
+        dest_ids = None
+        if self.mode == "packets":
+            if dest is None:
+                raise ConfigError("packet mode needs dest: the (row, col) each wavelet goes to")
+            d = np.asarray(dest)
+            d = np.broadcast_to(d.reshape(1, 2) if d.ndim == 1 else d, (n, 2)) if d.size else d
+            d_ids, d_ports = self._ports(d, "dest")
+            if np.any(d_ports != _RAMP):
+                raise RouteError("dest must be routers inside the fabric")
+            dest_ids = np.ascontiguousarray(d_ids, dtype=np.uint32)
+        elif dest is not None:
+            raise ConfigError("dest is only for mode='packets'; color routes steer wavelets here")
+        self._core.inject(ids, ports, *cols, dest_ids)
+        return n
+
+    def set_sink(self, at, capacity: int | None, drain_period: int = 0) -> None:
+        """Limits what the host port at ``at`` holds per color; it stalls the router on a
+        full color [0330] and frees one wavelet per color every ``drain_period`` cycles
+        (0: only when collected). ``capacity=None``: unlimited."""
+        ids, ports = self._ports(at)
+        if len(ids) != 1:
+            raise ConfigError("set_sink takes one port")
+        cap = 0 if capacity is None else _int(capacity, "capacity", 1, 2**31)
+        self._core.set_sink(int(ids[0]), int(ports[0]), cap, _int(drain_period, "drain_period", 0, 2**31))
+
+    def collect(self, at=None) -> Arrivals:
+        """Takes what arrived at host ports (all, or the one at ``at``) since the last call."""
+        if at is None:
+            raw = self._core.collect(-1, -1)
+        else:
+            ids, ports = self._ports(at)
+            if len(ids) != 1:
+                raise ConfigError("collect takes one port, or None for all")
+            raw = self._core.collect(int(ids[0]), int(ports[0]))
+        router = raw["router"].astype(np.int64)
+        return Arrivals(row=router // self.cols, col=router % self.cols, port=raw["port"],
+                        color=raw["color"], data=raw["data"], index=raw["index"],
+                        ctrl=raw["ctrl"].astype(bool), hops=raw["hops"],
+                        injected=raw["injected"], arrived=raw["arrived"])
+
+    # --- running -------------------------------------------------------------------------
+    def run(self, max_cycles: int | None = None) -> RunStats:
+        """Runs until no work is left (or ``max_cycles``); checks routes first.
+
+        Raises ``DeadlockError`` (with a report) when wavelets are in flight and nothing
+        moved for ``watchdog`` cycles [0306], and ``RouteError`` for bad routes or for two
+        wavelets of one color arriving at a router in the same cycle [0302].
+        """
+        cycles = _FOREVER if max_cycles is None else _int(max_cycles, "max_cycles", 0)
+        r = self._core.run(cycles)
+        return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
+                        r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"])
+
+    def counters(self) -> FabricCounters:
+        """Per-link, per-color and per-router counters since the last reset."""
+        occ_sum, occ_max = self._core.occupancy()
+        t = self._core.color_traffic()
+        router = t["router"].astype(np.int64)
+        traffic = {"row": router // self.cols, "col": router % self.cols, "dir": t["dir"],
+                   "color": t["color"], "count": t["count"]}
+        return FabricCounters(self.topology, self.cycle - int(self._core.counters_since),
+                              self._core.link_counts(), self._core.router_traversals(),
+                              occ_sum, occ_max, traffic)
+
+    def reset_counters(self) -> None:
+        self._core.reset_counters()

@@ -1,0 +1,271 @@
+// The fabric and its cycle loop as wafersim._core.fabric. Arrays arrive C-contiguous with
+// the exact dtype (python/wafersim/wafer.py prepares them); results leave as new arrays.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "wafersim/errors.hpp"
+#include "wafersim/sim/counters.hpp"
+#include "wafersim/sim/wafer.hpp"
+
+namespace wafersim::bindings {
+
+using namespace wafersim::fabric;
+using sim::Wafer;
+
+namespace {
+
+template <typename T>
+using CArray = py::array_t<T, py::array::c_style>;
+
+template <typename T>
+std::span<const T> view(const CArray<T>& a) {
+  return {a.data(), static_cast<size_t>(a.size())};
+}
+
+template <typename T>
+CArray<T> to_array(const std::vector<T>& v) {
+  CArray<T> out(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), out.mutable_data());
+  return out;
+}
+
+SchedulerPolicy scheduler_named(const std::string& s) {
+  if (s == "round_robin") return SchedulerPolicy::round_robin;
+  if (s == "priority") return SchedulerPolicy::priority;
+  throw ConfigError("scheduler must be 'round_robin' or 'priority', got '" + s + "'");
+}
+
+PacketRouting packet_routing_named(const std::string& s) {
+  if (s == "xy") return PacketRouting::xy;
+  if (s == "diag_first") return PacketRouting::diag_first;
+  throw ConfigError("packet_routing must be 'xy' or 'diag_first', got '" + s + "'");
+}
+
+Dir port_arg(int port) {
+  if (port < 0 || port >= kNumDirs) {
+    throw ConfigError("port must be a direction index 0.." + std::to_string(kNumDirs - 1) +
+                      ", got " + std::to_string(port));
+  }
+  return static_cast<Dir>(port);
+}
+
+uint32_t router_arg(const Wafer& w, int64_t id) {
+  if (id < 0 || id >= static_cast<int64_t>(w.fabric().router_count())) {
+    throw ConfigError("router id " + std::to_string(id) + " is outside the " +
+                      w.fabric().topology().describe());
+  }
+  return static_cast<uint32_t>(id);
+}
+
+std::unique_ptr<Wafer> make_wafer(int rows, int cols, bool diag_ne, bool diag_nw, int skip,
+                                  bool loop, int diag_hop_cycles, int colors, int queue_depth,
+                                  const std::string& scheduler, int priority_split,
+                                  bool packet_mode, const std::string& packet_routing,
+                                  int threads, uint64_t watchdog) {
+  sim::WaferConfig cfg;
+  Topology& t = cfg.fabric.topology;
+  t.rows = rows;
+  t.cols = cols;
+  t.diag_ne = diag_ne;
+  t.diag_nw = diag_nw;
+  t.skip = skip;
+  t.loop = loop;
+  t.diag_hop_cycles = diag_hop_cycles;
+  cfg.fabric.colors = colors;
+  cfg.fabric.queue_depth = queue_depth;
+  cfg.fabric.scheduler = scheduler_named(scheduler);
+  cfg.fabric.priority_split = priority_split;
+  cfg.fabric.packet_mode = packet_mode;
+  cfg.fabric.packet_routing = packet_routing_named(packet_routing);
+  cfg.threads = threads;
+  cfg.watchdog = watchdog;
+  return std::make_unique<Wafer>(cfg);
+}
+
+py::dict run_result(const sim::RunResult& r) {
+  py::dict d;
+  d["start_cycle"] = r.start_cycle;
+  d["cycles"] = r.cycles;
+  d["quiescent"] = r.quiescent;
+  d["moves"] = r.moves;
+  d["injected"] = r.injected;
+  d["delivered"] = r.delivered;
+  d["router_cycles"] = r.router_cycles;
+  d["latency_hist"] = to_array(r.latency_hist);
+  d["hop_hist"] = to_array(r.hop_hist);
+  return d;
+}
+
+py::dict collected(const sim::Collected& c) {
+  py::dict d;
+  d["router"] = to_array(c.router);
+  d["port"] = to_array(c.port);
+  d["color"] = to_array(c.color);
+  d["data"] = to_array(c.data);
+  d["index"] = to_array(c.index);
+  d["ctrl"] = to_array(c.ctrl);
+  d["hops"] = to_array(c.hops);
+  d["injected"] = to_array(c.injected);
+  d["arrived"] = to_array(c.arrived);
+  return d;
+}
+
+}  // namespace
+
+void bind_fabric(py::module_& root) {
+  py::module_ m = root.def_submodule("fabric", "routers, links, host ports and the cycle loop");
+  py::list names;
+  for (int d = 0; d < kNumDirs; ++d) names.append(dir_name(static_cast<Dir>(d)));
+  m.attr("DIRECTIONS") = py::tuple(names);
+
+  py::class_<Wafer>(m, "Wafer")
+      .def(py::init(&make_wafer), py::arg("rows"), py::arg("cols"), py::arg("diag_ne"),
+           py::arg("diag_nw"), py::arg("skip"), py::arg("loop"), py::arg("diag_hop_cycles"),
+           py::arg("colors"), py::arg("queue_depth"), py::arg("scheduler"),
+           py::arg("priority_split"), py::arg("packet_mode"), py::arg("packet_routing"),
+           py::arg("threads"), py::arg("watchdog"))
+      // routes
+      .def("set_route",
+           [](Wafer& w, int64_t id, int color, DirMask dest, DirMask src) {
+             w.fabric().set_route(router_arg(w, id), color, dest, src);
+           })
+      .def("add_routes",
+           [](Wafer& w, int color, const CArray<uint32_t>& ids, const CArray<uint16_t>& dest,
+              const CArray<uint16_t>& src) {
+             if (ids.size() != dest.size() || ids.size() != src.size()) {
+               throw ConfigError("add_routes: ids, dest and src must have the same length");
+             }
+             for (py::ssize_t i = 0; i < ids.size(); ++i) {
+               w.fabric().add_route(router_arg(w, ids.data()[i]), color, dest.data()[i],
+                                    src.data()[i]);
+             }
+           },
+           py::arg("color"), py::arg("ids").noconvert(), py::arg("dest").noconvert(),
+           py::arg("src").noconvert())
+      .def("route",
+           [](const Wafer& w, int64_t id, int color) {
+             return w.fabric().route(router_arg(w, id), color);
+           })
+      .def("clear_routes", [](Wafer& w, int color) { w.fabric().clear_routes(color); })
+      .def("check_routes", &Wafer::check_routes)
+      .def("usable_ports", [](const Wafer& w, int r, int c) { return w.fabric().usable_ports(r, c); })
+      .def("link_ports",
+           [](const Wafer& w, int r, int c) { return w.fabric().topology().link_ports(r, c); })
+      .def("neighbour",
+           [](const Wafer& w, int r, int c, int d) {
+             return w.fabric().topology().neighbour(r, c, port_arg(d));
+           })
+      // host I/O
+      .def("inject",
+           [](Wafer& w, const CArray<uint32_t>& router, const CArray<uint8_t>& port,
+              const CArray<uint8_t>& color, const CArray<uint32_t>& data,
+              const CArray<uint16_t>& index, const CArray<uint8_t>& ctrl,
+              const CArray<int64_t>& release, std::optional<CArray<uint32_t>> dest) {
+             sim::InjectBatch b{view(router), view(port),  view(color), view(data),
+                                view(index),  view(ctrl),  view(release), {}};
+             if (dest) b.dest = view(*dest);
+             w.inject(b);
+           },
+           py::arg("router").noconvert(), py::arg("port").noconvert(),
+           py::arg("color").noconvert(), py::arg("data").noconvert(),
+           py::arg("index").noconvert(), py::arg("ctrl").noconvert(),
+           py::arg("release").noconvert(), py::arg("dest").noconvert() = py::none())
+      .def("set_sink",
+           [](Wafer& w, int64_t id, int port, uint32_t capacity, uint32_t drain_period) {
+             w.set_sink(router_arg(w, id), port_arg(port), capacity, drain_period);
+           })
+      .def("collect", [](Wafer& w, int64_t router, int port) {
+        return collected(w.collect(router, port));
+      })
+      .def_property_readonly("pending_injections", &Wafer::pending_injections)
+      // running
+      .def("run",
+           [](Wafer& w, uint64_t max_cycles) {
+             sim::RunResult r;
+             {
+               py::gil_scoped_release release;
+               r = w.run(max_cycles);
+             }
+             return run_result(r);
+           })
+      .def_property_readonly("cycle", [](Wafer& w) { return w.simulator().cycle(); })
+      .def_property_readonly("queued", [](Wafer& w) { return w.simulator().queued(); })
+      .def_property_readonly("broken", [](Wafer& w) { return w.simulator().broken(); })
+      .def_property(
+          "threads", [](Wafer& w) { return w.simulator().threads(); },
+          [](Wafer& w, int n) { w.simulator().set_threads(n); })
+      .def_property(
+          "watchdog", [](Wafer& w) { return w.simulator().watchdog(); },
+          [](Wafer& w, uint64_t n) { w.simulator().set_watchdog(n); })
+      .def_property_readonly("capacity", [](Wafer& w) { return w.fabric().capacity(); })
+      .def_property_readonly("stall_threshold",
+                             [](Wafer& w) { return w.fabric().stall_threshold(); })
+      // inspection
+      .def("router_state",
+           [](Wafer& w, int64_t id) {
+             const uint32_t rid = router_arg(w, id);
+             const Router& rt = w.fabric().router(rid);
+             py::dict d;
+             py::dict occupancy;
+             w.fabric().for_each_slot(
+                 rid, [&](const QueueSlot& s) { occupancy[py::int_(s.key)] = s.count; });
+             d["occupancy"] = occupancy;
+             d["stall_out"] = w.fabric().stall_out(rid);
+             d["queued"] = rt.queued;
+             d["ramp_stall_in"] = rt.ramp.stall_in;
+             return d;
+           })
+      .def("queue",
+           [](Wafer& w, int64_t id, int key) {
+             if (key < 0 || key >= kMaxColorIds) {
+               throw ConfigError("color must be in 0..63, got " + std::to_string(key));
+             }
+             py::list out;
+             for (const Wavelet& x : w.fabric().queue_contents(router_arg(w, id), key)) {
+               out.append(py::make_tuple(x.color, x.ctrl, x.index, x.data));
+             }
+             return out;
+           })
+      // counters
+      .def("link_counts",
+           [](Wafer& w) {
+             const auto& t = w.fabric().topology();
+             CArray<uint64_t> out({t.rows, t.cols, kNumDirs});
+             sim::fill_link_counts(w.fabric(), out.mutable_data());
+             return out;
+           })
+      .def("router_traversals",
+           [](Wafer& w) {
+             const auto& t = w.fabric().topology();
+             CArray<uint64_t> out({t.rows, t.cols});
+             sim::fill_router_traversals(w.fabric(), out.mutable_data());
+             return out;
+           })
+      .def("occupancy",
+           [](Wafer& w) {
+             const auto& t = w.fabric().topology();
+             CArray<uint64_t> sum({t.rows, t.cols});
+             CArray<uint32_t> mx({t.rows, t.cols});
+             sim::fill_occupancy(w.fabric(), sum.mutable_data(), mx.mutable_data());
+             return py::make_tuple(sum, mx);
+           })
+      .def("color_traffic",
+           [](Wafer& w) {
+             const sim::ColorTraffic c = sim::color_traffic(w.fabric());
+             py::dict d;
+             d["router"] = to_array(c.router);
+             d["dir"] = to_array(c.dir);
+             d["color"] = to_array(c.color);
+             d["count"] = to_array(c.count);
+             return d;
+           })
+      .def("reset_counters", &Wafer::reset_counters)
+      .def_property_readonly("counters_since", &Wafer::counters_since);
+}
+
+}  // namespace wafersim::bindings

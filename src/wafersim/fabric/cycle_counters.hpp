@@ -1,0 +1,46 @@
+// What the routers of one row did in a phase. Each row owns one, so rows can run in
+// parallel; the simulator sums them in row order after each phase.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+#include "wafersim/fabric/wavelet.hpp"
+
+namespace wafersim::fabric {
+
+struct CycleCounters {
+  // Reset every cycle.
+  uint64_t moves = 0;            // wavelets that left a queue or an endpoint on any port
+  uint64_t progress = 0;         // endpoint steps that did work
+  uint64_t slow_links_used = 0;  // wavelets put on 2-cycle links (still in flight)
+  int64_t queued_delta = 0;      // enqueues minus dequeues
+
+  // Accumulated over a run.
+  uint64_t injected = 0;   // wavelets that entered a router from a ramp or an edge port
+  uint64_t delivered = 0;  // wavelets handed to a ramp or edge endpoint
+  std::vector<uint64_t> latency_hist;  // delivered wavelets by cycles since injection
+  std::vector<uint64_t> hop_hist;      // delivered wavelets by router-to-router hops
+
+  // The first error this row met; the simulator rethrows it after the phase.
+  std::exception_ptr error;
+
+  void start_cycle() {
+    moves = progress = slow_links_used = 0;
+    queued_delta = 0;
+  }
+  void fail(std::exception_ptr e) {
+    if (!error) error = std::move(e);
+  }
+  void record_delivery(const Wavelet& w, uint64_t cycle) {
+    ++delivered;
+    const uint32_t latency = static_cast<uint32_t>(cycle) - w.injected_cycle;
+    if (latency >= latency_hist.size()) latency_hist.resize(latency + 1, 0);
+    ++latency_hist[latency];
+    if (w.hops >= hop_hist.size()) hop_hist.resize(w.hops + 1u, 0);
+    ++hop_hist[w.hops];
+  }
+};
+
+}  // namespace wafersim::fabric

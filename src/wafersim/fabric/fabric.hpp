@@ -1,0 +1,171 @@
+// The wavelet fabric: every router, the links between them (a Topology), the endpoints on
+// ramps and border links, and one router's share of each phase of the cycle contract
+// (docs/fabric.md). The simulator (sim/) decides which routers run in a cycle and in which
+// threads; the fabric guarantees that a router's phase writes only that router's state.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "wafersim/fabric/cycle_counters.hpp"
+#include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/packet_routing.hpp"
+#include "wafersim/fabric/queue_arena.hpp"
+#include "wafersim/fabric/ramp_endpoint.hpp"
+#include "wafersim/fabric/router.hpp"
+#include "wafersim/fabric/topology.hpp"
+
+namespace wafersim::fabric {
+
+struct FabricConfig {
+  Topology topology;
+  int colors = 24;             // routable fabric colors; ids >= this are local [0096]
+  int queue_depth = 2;         // per-color router queue [0317]; stall above depth-1 [0333]
+  SchedulerPolicy scheduler = SchedulerPolicy::round_robin;
+  int priority_split = 8;      // priority policy: colors below this go first [0320]
+  bool packet_mode = false;    // NoC studies: route each wavelet by its `dest`
+  PacketRouting packet_routing = PacketRouting::xy;
+
+  void validate() const;  // throws ConfigError naming the field
+};
+
+class Fabric {
+ public:
+  explicit Fabric(const FabricConfig& config);
+
+  const FabricConfig& config() const { return config_; }
+  const Topology& topology() const { return config_.topology; }
+  int rows() const { return config_.topology.rows; }
+  int cols() const { return config_.topology.cols; }
+  // Physical entries per queue: the configured depth, plus one skid entry when 2-cycle
+  // diagonal links can have a second wavelet in flight when the stall arrives.
+  int capacity() const { return capacity_; }
+  // A queue holding more than this stalls its sources [0333].
+  int stall_threshold() const { return config_.queue_depth - 1; }
+
+  // Per-key stall toward every Src direction [0333], computed at the end of the last
+  // phase B (packet mode: per input port).
+  uint64_t stall_out(uint32_t id) const { return stall_out_[id]; }
+  // The output register of router `id` toward `dir` written in phase A of `cycle`.
+  const Wavelet& out_register(uint32_t id, uint64_t cycle, Dir dir) const {
+    return out_[out_index(id, cycle, dir)];
+  }
+
+  // The queue and routing state of `key` (a color; packet mode: an input direction) at
+  // router `id`; the key must be configured there.
+  QueueSlot& slot(uint32_t id, unsigned key) { return queues_.slot(routers_[id].slot_index(key)); }
+  const QueueSlot& slot(uint32_t id, unsigned key) const {
+    return queues_.slot(routers_[id].slot_index(key));
+  }
+  // Calls f(slot) for each configured key of router `id`, in key order.
+  template <class F>
+  void for_each_slot(uint32_t id, F&& f) const {
+    const Router& r = routers_[id];
+    for (int i = 0; i < r.slot_count(); ++i) f(queues_.slot(r.slot_base + static_cast<uint32_t>(i)));
+  }
+  template <class F>
+  void for_each_slot(uint32_t id, F&& f) {
+    const Router& r = routers_[id];
+    for (int i = 0; i < r.slot_count(); ++i) f(queues_.slot(r.slot_base + static_cast<uint32_t>(i)));
+  }
+  // Lays the queues out in router order again after route changes (before a run).
+  void compact_queues() {
+    if (queues_.unused() > 0) queues_.compact(routers_);
+  }
+
+  Router& router(uint32_t id) { return routers_[id]; }
+  const Router& router(uint32_t id) const { return routers_[id]; }
+  uint32_t router_count() const { return static_cast<uint32_t>(routers_.size()); }
+
+  // --- routes (color mode): the static Dest and Src vectors of [0318], [0322] -----------
+  // Replaces (set) or adds to (add) the masks of `color` at router `id`. Every direction
+  // must exist at that router (a link, the ramp, or a border edge port). Throws RouteError.
+  void set_route(uint32_t id, int color, DirMask dest, DirMask src);
+  void add_route(uint32_t id, int color, DirMask dest, DirMask src);
+  std::pair<DirMask, DirMask> route(uint32_t id, int color) const;
+  // Removes every route of `color` (all colors when color < 0); their queues must be empty.
+  void clear_routes(int color);
+  // Bumped by every route change, so callers can tell when to check routes again.
+  uint64_t routes_version() const { return routes_version_; }
+
+  // --- endpoints on the ramp (port kRamp) or on a border link (an edge port) -------------
+  void attach(uint32_t id, Dir port, RampEndpoint* endpoint);
+  RampEndpoint* endpoint(uint32_t id, Dir port) const;
+  PortAttachment* attachment(uint32_t id, Dir port);
+  const PortAttachment* attachment(uint32_t id, Dir port) const;
+  // Re-reads the stall bits of every attached endpoint (after the host changed them).
+  void latch_endpoint_stalls();
+  // Directions usable by routes at (r, c): links, ramp, border edge ports.
+  DirMask usable_ports(int r, int c) const;
+
+  // --- one router's part of each phase of a cycle -------------------------------------
+  // Phase A: schedulers send from the stall bits of last cycle; endpoints step and may
+  // offer. Returns the link directions it sent on to other routers (0: none).
+  DirMask phase_a(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  // Phase B: takes `router(id).arrivals` (set by the caller from the routers that sent
+  // toward this one: this cycle, or last cycle on 2-cycle links), the on-ramp and edge offers,
+  // delivers the off-ramp, recomputes stall bits. Returns true if the router or one of its
+  // endpoints has work next cycle.
+  bool phase_b(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  // True when router `id` has queued wavelets or a busy endpoint.
+  bool has_work(uint32_t id) const;
+
+  // The router across existing link `o` of router `id` in row `row` (index arithmetic:
+  // callers know the link exists).
+  uint32_t link_target(uint32_t id, int row, Dir o) const {
+    int64_t n = static_cast<int64_t>(id) + link_delta_[o];
+    if (topology().loop) {
+      if (o == kN && row == rows() - 1) n -= topology().size();
+      else if (o == kS && row == 0) n += topology().size();
+    }
+    return static_cast<uint32_t>(n);
+  }
+  // Link directions that lead from a router in row `from` to one in row `to`.
+  DirMask directions_between_rows(int from, int to) const;
+
+  // Wavelets in the queue of `key` at `id`, oldest first.
+  std::vector<Wavelet> queue_contents(uint32_t id, unsigned key) const;
+
+ private:
+  template <bool kPacket>
+  DirMask phase_a_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  template <bool kPacket>
+  bool phase_b_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  template <bool kPacket>
+  bool output_blocked(const Router& r, uint32_t id, int row, Dir o, unsigned key,
+                      const Wavelet& head) const;
+  template <bool kPacket>
+  void enqueue(Router& r, uint32_t id, int row, const Wavelet& w, Dir from, uint64_t& arrived,
+               uint8_t* arrived_from, CycleCounters& counters);
+  unsigned pick(const Router& r, uint64_t candidates, Dir o) const;
+  void step_endpoint(uint32_t id, PortAttachment& a, Dir port, uint64_t cycle,
+                     CycleCounters& counters);
+  void deliver(PortAttachment& a, const Wavelet& w, uint64_t cycle, CycleCounters& counters);
+  void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
+  void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
+
+  FabricConfig config_;
+  int capacity_;
+  uint64_t high_priority_;  // colors the priority scheduler serves first
+  int64_t link_delta_[kNumDirs] = {};  // router-id step of each link direction
+  std::vector<Router> routers_;
+  QueueArena queues_;
+  std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
+  // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal
+  // links must hold last cycle's wavelet while the next is written.
+  // Laid out by direction, then router: a row of receivers reads consecutive registers.
+  std::vector<Wavelet> out_;
+  size_t out_sets_ = 1;
+  size_t out_stride_ = 0;  // routers
+  size_t out_index(uint32_t id, uint64_t cycle, Dir dir) const {
+    return (static_cast<size_t>(dir) * out_sets_ + (cycle & (out_sets_ - 1))) * out_stride_ + id;
+  }
+  // Edge attachments, sorted by key = id * 16 + direction.
+  std::vector<std::pair<uint64_t, PortAttachment>> edges_;
+  uint64_t routes_version_ = 0;
+};
+
+std::string router_name(const Topology& t, uint32_t id);  // "(r, c)"
+
+}  // namespace wafersim::fabric

@@ -1,0 +1,87 @@
+// The host's end of a ramp or of a border link (an edge port): the stand-in for the I/O
+// FPGAs that turn host frames into wavelets and back (seed 000 [0257], [0285], [0095]).
+//
+// Injection: one FIFO per color, ordered by release cycle; each cycle the port offers at
+// most one released wavelet, of a color the router does not stall, choosing among colors
+// round-robin. Collection: every arriving wavelet is recorded with its arrival cycle.
+// With a per-color capacity the port also models a slow sink: it holds at most `capacity`
+// wavelets of a color, stalls the router on that color while full [0330], and releases one
+// wavelet per color every `drain_period` cycles (0: only when the host collects).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/ramp_endpoint.hpp"
+
+namespace wafersim::fabric {
+
+struct Arrival {
+  Wavelet wavelet;
+  uint64_t cycle = 0;  // phase B of this cycle handed it to the port
+};
+
+class HostPort final : public RampEndpoint {
+ public:
+  HostPort(uint32_t router, Dir port) : port_(port), router_(router) {}
+
+  uint32_t router() const { return router_; }
+  Dir port() const { return port_; }
+
+  // Queues `w` for injection at `release` (stamped into w.injected_cycle: latency counts
+  // from the release, so waiting at the source is part of it).
+  void push(Wavelet w, uint64_t release);
+  // capacity 0: unlimited sink.
+  void set_sink(uint32_t capacity, uint32_t drain_period);
+  uint32_t capacity() const { return capacity_; }
+
+  // Everything that arrived since the last take(), in arrival order; empties the sink.
+  std::vector<Arrival> take();
+  size_t arrived_count() const { return arrived_.size(); }
+  // Wavelets still waiting to enter the fabric.
+  size_t pending() const { return pending_; }
+  // Colors with a wavelet waiting to enter.
+  ColorMask pending_colors() const;
+
+  RampStep step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) override;
+  void accept(const Wavelet& w, uint64_t cycle) override;
+  ColorMask stall_to_router() const override { return full_; }
+  bool idle() const override;
+  std::string describe() const override;
+
+ private:
+  struct Pending {
+    uint64_t release;
+    Wavelet wavelet;
+  };
+  struct ColorFifo {
+    uint8_t color;
+    std::deque<Pending> fifo;
+  };
+  ColorFifo& fifo_for(uint8_t color);
+  void update_full(uint8_t color);
+  void rescan(uint64_t cycle);
+
+  // Read every cycle: kept together at the front.
+  size_t pending_ = 0;
+  ColorMask ready_ = 0;                 // colors whose head is released
+  uint64_t next_release_ = kNoRelease;  // earliest release of a head not yet released
+  ColorMask full_ = 0;
+  ColorMask held_any_ = 0;
+  uint32_t capacity_ = 0;
+  uint32_t drain_period_ = 0;
+  uint8_t last_color_ = 63;             // round-robin pointer over colors
+  Dir port_;
+  uint32_t router_;
+  static constexpr uint64_t kNoRelease = ~uint64_t{0};
+
+  std::vector<ColorFifo> fifos_;  // sorted by color
+  std::vector<Arrival> arrived_;
+  std::array<uint32_t, kMaxColorIds> held_{};  // per color, wavelets the sink still holds
+};
+
+}  // namespace wafersim::fabric

@@ -1,0 +1,34 @@
+// Per-packet routing for NoC studies (packet mode): the router steers each wavelet by the
+// destination it carries, like the header routing of seed 003, instead of by color.
+//   xy:          X (east/west) first, then Y (north/south): the mesh baseline [0061].
+//   diag_first:  diagonal while both coordinates differ, then straight [0036], [0039].
+//                With one diagonal family, the diagonal is used only when its signs match
+//                the family, else XY (digest 003 section 4.3; the seed gives no rule).
+#pragma once
+
+#include <cstdint>
+
+#include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/topology.hpp"
+
+namespace wafersim::fabric {
+
+enum class PacketRouting : uint8_t { xy, diag_first };
+
+// Packet destinations pack (row, col) into 16 bits, so packet mode allows 256 x 256.
+inline constexpr int kMaxPacketSide = 256;
+inline uint16_t pack_dest(int r, int c) { return static_cast<uint16_t>((r << 8) | c); }
+
+inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, uint16_t dest) {
+  const int dy = (dest >> 8) - r;
+  const int dx = (dest & 0xFF) - c;
+  if (dx == 0 && dy == 0) return kRamp;
+  if (alg == PacketRouting::diag_first && dx != 0 && dy != 0) {
+    const Dir d = dy > 0 ? (dx > 0 ? kNE : kNW) : (dx > 0 ? kSE : kSW);
+    if (t.family_enabled(d)) return d;
+  }
+  if (dx != 0) return dx > 0 ? kE : kW;
+  return dy > 0 ? kN : kS;
+}
+
+}  // namespace wafersim::fabric

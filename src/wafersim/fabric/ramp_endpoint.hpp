@@ -1,0 +1,60 @@
+// What sits at the other end of a router's on/off ramp (seed 000 [0307], [0314]): today a
+// host port, later the compute element. The fabric calls it once per cycle in each of the
+// two phases of the cycle contract (docs/fabric.md), and never needs to know what it is.
+//
+// Phase A (send), in this order for one PE:
+//   1. the router's schedulers pick what to send from last cycle's stall bits;
+//   2. step(): the endpoint executes its cycle and may offer at most one wavelet for the
+//      on-ramp, of a color whose bit in `router_stall` (the router's per-color stall toward
+//      the ramp, computed at the end of the previous cycle [0334]) is clear.
+// Phase B (receive):
+//   3. the router enqueues arrivals (including the offered wavelet), dequeues completed
+//      multicasts and recomputes its stall bits;
+//   4. accept(): the wavelet the router put on the off-ramp this cycle, if any;
+//   5. finish_cycle(): every cycle the PE is active, after accept(): the endpoint ends its
+//      cycle (a compute element latches its stall bits here);
+//   6. stall_to_router(): read once, after finish_cycle(); the router uses it next cycle
+//      [0330].
+// An endpoint is stepped in every cycle its router is active, and its router stays active
+// while the endpoint is not idle(); a PE whose router and endpoint are both idle costs
+// nothing per cycle.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "wafersim/fabric/wavelet.hpp"
+
+namespace wafersim::fabric {
+
+struct RampStep {
+  bool offered = false;     // `offer` holds one wavelet for the on-ramp
+  bool progressed = false;  // did useful work this cycle (the watchdog counts it as progress)
+};
+
+class RampEndpoint {
+ public:
+  virtual ~RampEndpoint() = default;
+
+  // Phase A. `router_stall` bit c set: the router cannot take color c this cycle.
+  // The offered wavelet's injected_cycle is the cycle latency is measured from.
+  virtual RampStep step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) = 0;
+
+  // Phase B: the router delivers a wavelet on the off-ramp. Only sent for colors whose
+  // stall_to_router() bit was clear at the end of the previous cycle, so it must fit.
+  virtual void accept(const Wavelet& w, uint64_t cycle) = 0;
+
+  // Phase B, after accept() (or without one): the end of the endpoint's cycle.
+  virtual void finish_cycle(uint64_t /*cycle*/) {}
+
+  // Phase B, after finish_cycle(): per-color stall toward the router (bit c: do not send c).
+  virtual ColorMask stall_to_router() const = 0;
+
+  // True when the endpoint has nothing to do until a wavelet arrives.
+  virtual bool idle() const = 0;
+
+  // A short description for deadlock reports: what the endpoint holds and waits on.
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace wafersim::fabric

@@ -1,0 +1,106 @@
+// The state of one router (seed 000 FIG. 6, Router 600 [0313]-[0322]): per-color data
+// queues, the static Dest / Src direction vectors, the Sent vector, captured stall inputs,
+// one scheduler per output direction, and the output registers of the cycle contract.
+//
+// Queues are allocated only for the colors a router carries (a "slot" per configured color,
+// found by rank in the `keys` bit set), so a large fabric with few routes stays small. In
+// packet mode (NoC studies) a slot is an input port instead of a color.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/ramp_endpoint.hpp"
+#include "wafersim/fabric/wavelet.hpp"
+
+namespace wafersim::fabric {
+
+inline constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+// Bit count without a library call: portable builds (no -mpopcnt) would otherwise call
+// libgcc's __popcountdi2 on every queue lookup.
+inline int popcount64(uint64_t x) {
+#if defined(__POPCNT__)
+  return std::popcount(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+enum class SchedulerPolicy : uint8_t {
+  round_robin,  // cycle through the ready colors before picking one again [0320]
+  priority,     // colors below the split first, round-robin within each level [0320]
+};
+
+// One color's queue and routing state at one router.
+struct QueueSlot {
+  DirMask dest = 0;   // Dest 661: the directions this color goes to [0318]
+  DirMask src = 0;    // Src 670: the directions this color comes from; they get its stall [0322]
+  DirMask sent = 0;   // Sent 662: Dest directions the head wavelet already went to [0319]
+  uint8_t key = 0;    // the color (packet mode: the input direction)
+  uint8_t head = 0;   // ring-buffer position of the oldest wavelet
+  uint8_t count = 0;  // wavelets queued
+  uint64_t forwarded = 0;  // wavelets sent to every Dest direction and dequeued
+};
+
+// An endpoint on the ramp or on a border link (edge port), with the contract's registers.
+struct PortAttachment {
+  RampEndpoint* endpoint = nullptr;
+  ColorMask stall_in = 0;           // the endpoint's stall bits, latched at the end of phase B
+  uint64_t offer_cycle = kNever;    // `offer` is valid in phase B of this cycle
+  Wavelet offer;
+};
+
+// Hot fields first: a router's phase touches its first cache lines on every cycle it is
+// active. Fields other routers read (stall bits, output registers) live in the Fabric's
+// compact arrays instead, so neighbours do not pull in this whole struct.
+struct Router {
+  uint64_t keys = 0;       // configured colors (packet mode: input directions)
+  uint64_t busy = 0;       // slots (by position, not key) whose queue holds a wavelet
+  uint32_t queued = 0;     // wavelets in all queues
+  DirMask arrivals = 0;    // phase B: input directions holding a wavelet for this router
+                           // (set by the simulator for this router's row only)
+  DirMask out_valid = 0;   // output registers written in phase A of cycle `out_cycle`
+  uint64_t out_cycle = kNever;
+  std::array<uint8_t, kNumDirs> last_pick{};  // each output scheduler's round-robin pointer
+  uint8_t edge_ports = 0;  // axis directions (bits of Dir) with an edge attachment
+  uint32_t slot_base = 0;  // first of this router's slots in the fabric's queue arena
+  uint8_t slot_room = 0;   // slots reserved there (at least popcount(keys))
+  PortAttachment ramp;
+
+  // Counters (docs/fabric.md).
+  std::array<uint64_t, kNumDirs> sent_count{};  // wavelets sent per output direction
+  uint64_t enqueued = 0;                         // router traversals (energy)
+  uint64_t occupancy_sum = 0;                    // sum over cycles of `queued`
+  uint32_t occupancy_max = 0;
+
+  bool has(unsigned key) const { return (keys >> key) & 1u; }
+  int slot_count() const { return popcount64(keys); }
+  // Index of `key`'s slot in the arena.
+  uint32_t slot_index(unsigned key) const {
+    return slot_base + static_cast<uint32_t>(popcount64(keys & ((uint64_t{1} << key) - 1)));
+  }
+};
+
+// The next candidate after `last` in a cyclic order of keys (the round-robin of [0320]).
+inline unsigned pick_round_robin(uint64_t candidates, unsigned last) {
+  const uint64_t after = last >= 63 ? 0 : candidates & (~uint64_t{0} << (last + 1));
+  return static_cast<unsigned>(std::countr_zero(after ? after : candidates));
+}
+
+inline unsigned pick_color(uint64_t candidates, unsigned last, SchedulerPolicy policy,
+                           uint64_t high_priority) {
+  if (policy == SchedulerPolicy::priority) {
+    const uint64_t high = candidates & high_priority;
+    if (high) candidates = high;
+  }
+  return pick_round_robin(candidates, last);
+}
+
+}  // namespace wafersim::fabric

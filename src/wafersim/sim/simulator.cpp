@@ -1,0 +1,276 @@
+#include "wafersim/sim/simulator.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "wafersim/errors.hpp"
+#include "wafersim/sim/watchdog.hpp"
+
+namespace wafersim::sim {
+
+using fabric::bit;
+using fabric::Dir;
+using fabric::Fabric;
+
+Simulator::Simulator(Fabric& fabric)
+    : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())) {}
+
+void Simulator::set_threads(int threads) {
+  if (threads < 0) throw ConfigError("threads must be >= 0 (0: OpenMP default), got " +
+                                     std::to_string(threads));
+  threads_ = threads;
+}
+
+void Simulator::set_watchdog(uint64_t cycles) {
+  if (cycles == 0) throw ConfigError("watchdog must be at least 1 cycle, got 0");
+  watchdog_ = cycles;
+}
+
+namespace {
+// Below this many active routers a phase runs in one thread: a parallel region and its
+// barrier cost more than the work (and far more on an oversubscribed machine).
+constexpr size_t kParallelMinRouters = 512;
+}  // namespace
+
+template <class F>
+void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
+  const int n = static_cast<int>(rows.size());
+  const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+  if (nt <= 1 || n <= 1 || active_routers_ < kParallelMinRouters) {
+    for (int r : rows) f(r);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
+  for (int i = 0; i < n; ++i) f(rows[static_cast<size_t>(i)]);
+}
+
+void Simulator::rebuild_active() {
+  rows_a_.clear();
+  queued_ = 0;
+  active_routers_ = 0;
+  const int cols = fabric_.cols();
+  for (int r = 0; r < fabric_.rows(); ++r) {
+    RowState& rs = rows_[static_cast<size_t>(r)];
+    rs.active.clear();
+    const uint32_t base = static_cast<uint32_t>(r) * static_cast<uint32_t>(cols);
+    for (uint32_t id = base; id < base + static_cast<uint32_t>(cols); ++id) {
+      queued_ += fabric_.router(id).queued;
+      if (fabric_.has_work(id)) rs.active.push_back(id);
+    }
+    if (!rs.active.empty()) rows_a_.push_back(r);
+    active_routers_ += rs.active.size();
+  }
+}
+
+// Rows whose routers can send to `row`: itself (E/W, skip), the rows above and below
+// (N/S, diagonals) and, with loop links, the other end of each column.
+void Simulator::collect_source_rows(int row, int* out, int& n) const {
+  const int rows = fabric_.rows();
+  n = 0;
+  auto add = [&](int r) {
+    if (r < 0 || r >= rows) return;
+    for (int i = 0; i < n; ++i) {
+      if (out[i] == r) return;
+    }
+    out[n++] = r;
+  };
+  add(row);
+  add(row - 1);
+  add(row + 1);
+  if (fabric_.topology().loop) {
+    if (row == 0) add(rows - 1);
+    if (row == rows - 1) add(0);
+  }
+}
+
+void Simulator::row_phase_a(int row, uint64_t t) {
+  RowState& rs = rows_[static_cast<size_t>(row)];
+  auto& senders = rs.senders[t & 1];
+  senders.clear();
+  rs.senders_cycle[t & 1] = t;
+  try {
+    for (uint32_t id : rs.active) {
+      const fabric::DirMask links = fabric_.phase_a(id, t, rs.counters);
+      if (links) senders.push_back({id, links});
+    }
+  } catch (...) {
+    rs.counters.fail(std::current_exception());
+  }
+}
+
+void Simulator::row_phase_b(int row, uint64_t t) {
+  RowState& rs = rows_[static_cast<size_t>(row)];
+  try {
+    const uint32_t cols = static_cast<uint32_t>(fabric_.cols());
+    const uint32_t lo = static_cast<uint32_t>(row) * cols;
+    std::vector<uint64_t>& marks = rs.marks;
+    if (marks.empty()) marks.assign((cols + 63) / 64, 0);
+    auto mark = [&](uint32_t id) { marks[(id - lo) >> 6] |= uint64_t{1} << ((id - lo) & 63); };
+    for (uint32_t id : rs.active) mark(id);
+
+    // Routers of this row that receive a wavelet this cycle, and from where.
+    const bool slow = fabric_.topology().has_diagonals() &&
+                      fabric_.topology().diag_hop_cycles == 2;
+    const fabric::DirMask diagonals = bit(fabric::kNE) | bit(fabric::kSW) | bit(fabric::kNW) |
+                                      bit(fabric::kSE);
+    auto take = [&](const std::vector<Sender>& list, int from_row, fabric::DirMask dirs) {
+      for (const Sender& s : list) {
+        for (fabric::DirMask m = s.links & dirs; m; m &= m - 1) {
+          const Dir o = fabric::first_dir(m);
+          const uint32_t n = fabric_.link_target(s.id, from_row, o);
+          mark(n);
+          fabric_.router(n).arrivals |= bit(fabric::opposite(o));
+        }
+      }
+    };
+    int sources[5];
+    int count = 0;
+    collect_source_rows(row, sources, count);
+    for (int i = 0; i < count; ++i) {
+      const int sr = sources[i];
+      const RowState& s = rows_[static_cast<size_t>(sr)];
+      const fabric::DirMask dirs = fabric_.directions_between_rows(sr, row);
+      if (s.senders_cycle[t & 1] == t) {
+        take(s.senders[t & 1], sr, slow ? static_cast<fabric::DirMask>(dirs & ~diagonals) : dirs);
+      }
+      if (slow && t > 0 && s.senders_cycle[(t - 1) & 1] == t - 1) {
+        take(s.senders[(t - 1) & 1], sr, static_cast<fabric::DirMask>(dirs & diagonals));
+      }
+    }
+
+    // Process marked routers in column order; those with work stay active.
+    rs.next_active.clear();
+    rs.processed = 0;
+    for (size_t wi = 0; wi < marks.size(); ++wi) {
+      for (uint64_t m = marks[wi]; m; m &= m - 1) {
+        const uint32_t id = lo + static_cast<uint32_t>(wi * 64 + std::countr_zero(m));
+        ++rs.processed;
+        if (fabric_.phase_b(id, t, rs.counters)) rs.next_active.push_back(id);
+      }
+      marks[wi] = 0;
+    }
+    rs.active.swap(rs.next_active);
+  } catch (...) {
+    for (uint64_t& m : rs.marks) m = 0;
+    rs.counters.fail(std::current_exception());
+  }
+}
+
+void Simulator::rethrow_first_error(const std::vector<int>& rows) {
+  for (int r : rows) {
+    auto& err = rows_[static_cast<size_t>(r)].counters.error;
+    if (err) {
+      std::exception_ptr e = err;
+      for (RowState& rs : rows_) rs.counters.error = nullptr;
+      broken_ = true;
+      std::rethrow_exception(e);
+    }
+  }
+}
+
+RunResult Simulator::run(uint64_t max_cycles) {
+  if (broken_) {
+    throw WaferError("this wafer stopped mid-cycle after an error; build a new one to run again");
+  }
+  RunResult result;
+  result.start_cycle = cycle_;
+  fabric_.latch_endpoint_stalls();
+  rebuild_active();
+  for (RowState& rs : rows_) {
+    rs.counters = fabric::CycleCounters{};
+  }
+  const bool slow_links = fabric_.topology().has_diagonals() &&
+                          fabric_.topology().diag_hop_cycles == 2;
+  std::vector<int> sender_rows_now, sender_rows_prev;
+  uint64_t idle_for = 0;
+  bool in_flight = false;  // wavelets on 2-cycle links, arriving next cycle
+  while (result.cycles < max_cycles) {
+    if (rows_a_.empty() && !in_flight) {
+      result.quiescent = true;
+      break;
+    }
+    const uint64_t t = cycle_;
+    for_rows(rows_a_, [&](int r) { row_phase_a(r, t); });
+    rethrow_first_error(rows_a_);
+
+    // Phase B runs on active rows and on the rows their wavelets go to.
+    std::swap(sender_rows_prev, sender_rows_now);
+    sender_rows_now.clear();
+    rows_b_.clear();
+    auto add_row = [&](int r) {
+      if (r < 0 || r >= fabric_.rows()) return;
+      RowState& rs = rows_[static_cast<size_t>(r)];
+      if (rs.mark != t) {
+        rs.mark = t;
+        rows_b_.push_back(r);
+      }
+    };
+    auto add_targets_of = [&](int r) {
+      int sources[5];
+      int n = 0;
+      collect_source_rows(r, sources, n);  // the relation is symmetric
+      for (int i = 0; i < n; ++i) add_row(sources[i]);
+    };
+    for (int r : rows_a_) {
+      add_row(r);
+      if (!rows_[static_cast<size_t>(r)].senders[t & 1].empty()) {
+        sender_rows_now.push_back(r);
+        add_targets_of(r);
+      }
+    }
+    if (slow_links) {
+      for (int r : sender_rows_prev) add_targets_of(r);
+    }
+    std::sort(rows_b_.begin(), rows_b_.end());
+    for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
+    rethrow_first_error(rows_b_);
+
+    // Merge this cycle's counters (in row order) and find next cycle's active rows.
+    uint64_t moves = 0, progress = 0, slow = 0;
+    rows_a_.clear();
+    active_routers_ = 0;
+    for (int r : rows_b_) {
+      RowState& rs = rows_[static_cast<size_t>(r)];
+      moves += rs.counters.moves;
+      progress += rs.counters.progress;
+      slow += rs.counters.slow_links_used;
+      queued_ += rs.counters.queued_delta;
+      result.router_cycles += rs.processed;
+      rs.counters.start_cycle();
+      if (!rs.active.empty()) rows_a_.push_back(r);
+      active_routers_ += rs.active.size();
+    }
+    in_flight = slow > 0;
+    result.moves += moves;
+    ++result.cycles;
+    ++cycle_;
+    if (moves + progress > 0) {
+      idle_for = 0;
+    } else if (++idle_for >= watchdog_) {
+      throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for) +
+                              " cycles (watchdog) at cycle " + std::to_string(cycle_) +
+                              " with " + std::to_string(queued_) +
+                              " wavelet(s) queued in routers [0306]",
+                          deadlock_report(fabric_, cycle_));
+    }
+  }
+  if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
+
+  for (RowState& rs : rows_) {
+    const auto& c = rs.counters;
+    result.injected += c.injected;
+    result.delivered += c.delivered;
+    auto merge = [](std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
+      if (from.size() > into.size()) into.resize(from.size(), 0);
+      for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
+    };
+    merge(result.latency_hist, c.latency_hist);
+    merge(result.hop_hist, c.hop_hist);
+  }
+  return result;
+}
+
+}  // namespace wafersim::sim

@@ -1,0 +1,89 @@
+// The cycle loop: runs phase A then phase B of the cycle contract (docs/fabric.md) over the
+// rows of the fabric, in parallel with OpenMP, touching only routers that have work (the
+// active set), and watches for lack of progress [0306].
+//
+// Determinism: in each phase a router writes only its own state and reads only what other
+// routers wrote in the other phase, and each row's lists are built from state alone, so
+// results and cycle counts do not depend on the number of threads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "wafersim/fabric/cycle_counters.hpp"
+#include "wafersim/fabric/fabric.hpp"
+
+namespace wafersim::sim {
+
+struct RunResult {
+  uint64_t start_cycle = 0;
+  uint64_t cycles = 0;        // cycles simulated by this run
+  bool quiescent = false;     // stopped because nothing was left to do
+  uint64_t moves = 0;         // wavelet moves on any port
+  uint64_t injected = 0;      // wavelets that entered the fabric
+  uint64_t delivered = 0;     // wavelets that reached an endpoint
+  uint64_t router_cycles = 0; // routers processed, summed over cycles (active-set work)
+  std::vector<uint64_t> latency_hist;
+  std::vector<uint64_t> hop_hist;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(fabric::Fabric& fabric);
+
+  // 0: OpenMP's default thread count.
+  void set_threads(int threads);
+  int threads() const { return threads_; }
+  // Raise DeadlockError after this many cycles without progress while work is pending.
+  void set_watchdog(uint64_t cycles);
+  uint64_t watchdog() const { return watchdog_; }
+
+  uint64_t cycle() const { return cycle_; }
+  // Wavelets in router queues.
+  int64_t queued() const { return queued_; }
+
+  // Runs until nothing is left to do or `max_cycles` cycles have passed. Throws
+  // DeadlockError (watchdog) or RouteError (e.g. two active sources [0302]); after a
+  // RouteError the fabric is left mid-cycle and further runs are refused.
+  RunResult run(uint64_t max_cycles);
+
+  // Whether a previous run ended in an error that left the state mid-cycle.
+  bool broken() const { return broken_; }
+
+ private:
+  struct Sender {
+    uint32_t id;
+    fabric::DirMask links;  // link directions it sent on
+  };
+  struct RowState {
+    std::vector<uint32_t> active;       // routers with work, ascending
+    std::vector<uint32_t> next_active;
+    std::vector<uint64_t> marks;        // phase B: bit per column of routers to process
+    uint64_t processed = 0;             // routers processed in phase B this cycle
+    std::vector<Sender> senders[2];     // routers that sent on a link, by cycle parity
+    uint64_t senders_cycle[2] = {fabric::kNever, fabric::kNever};
+    uint64_t mark = fabric::kNever;     // row de-duplication stamp
+    fabric::CycleCounters counters;
+  };
+
+  void rebuild_active();
+  void row_phase_a(int row, uint64_t t);
+  void row_phase_b(int row, uint64_t t);
+  void collect_source_rows(int row, int* out, int& n) const;
+  void rethrow_first_error(const std::vector<int>& rows);
+  template <class F>
+  void for_rows(const std::vector<int>& rows, F&& f);
+
+  fabric::Fabric& fabric_;
+  std::vector<RowState> rows_;
+  std::vector<int> rows_a_;   // rows with an active router, ascending
+  std::vector<int> rows_b_;
+  size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
+  uint64_t cycle_ = 0;
+  int64_t queued_ = 0;
+  int threads_ = 0;
+  uint64_t watchdog_ = 10000;
+  bool broken_ = false;
+};
+
+}  // namespace wafersim::sim

@@ -1,0 +1,97 @@
+#include "wafersim/sim/watchdog.hpp"
+
+#include <bit>
+#include <vector>
+
+namespace wafersim::sim {
+
+using namespace wafersim::fabric;
+
+namespace {
+
+constexpr size_t kMaxEntries = 10000;  // stuck queues listed in full before summarizing
+
+std::string queue_name(const Fabric& f, unsigned key) {
+  return f.config().packet_mode ? std::string("input-") + dir_name(static_cast<Dir>(key)) +
+                                      " queue"
+                                : "color " + std::to_string(key);
+}
+
+}  // namespace
+
+std::string deadlock_report(const Fabric& f, uint64_t cycle) {
+  const Topology& t = f.topology();
+  std::string out = "deadlock report at cycle " + std::to_string(cycle) + " (" + t.describe() +
+                    ", queue depth " + std::to_string(f.config().queue_depth) + ")\n";
+  size_t entries = 0, skipped = 0;
+  for (uint32_t id = 0; id < f.router_count(); ++id) {
+    const Router& rt = f.router(id);
+    const int r = static_cast<int>(id / static_cast<uint32_t>(t.cols));
+    const int c = static_cast<int>(id % static_cast<uint32_t>(t.cols));
+    std::vector<unsigned> busy_keys;
+    f.for_each_slot(id, [&](const QueueSlot& s) {
+      if (s.count) busy_keys.push_back(s.key);
+    });
+    for (const unsigned key : busy_keys) {
+      const QueueSlot& s = f.slot(id, key);
+      const std::vector<Wavelet> q = f.queue_contents(id, key);
+      const unsigned color = q.empty() ? key : q.front().color;
+      std::string entry = "router " + router_name(t, id) + " " + queue_name(f, key) + ": " +
+                          std::to_string(s.count) + "/" + std::to_string(f.config().queue_depth) +
+                          " queued" +
+                          (((f.stall_out(id) >> key) & 1u) ? " (stalling its sources)" : "") +
+                          "; head waits for";
+      const DirMask pending = s.dest & ~s.sent;
+      for (DirMask p = pending; p; p &= p - 1) {
+        const Dir o = first_dir(p);
+        entry += "\n    ";
+        entry += dir_name(o);
+        if (o == kRamp || t.neighbour(r, c, o) < 0) {
+          const PortAttachment* a = f.attachment(id, o);
+          const bool stalled = a && a->endpoint && ((a->stall_in >> color) & 1u);
+          entry += o == kRamp ? ": the ramp endpoint" : ": the edge port";
+          if (!a || !a->endpoint) entry += " (none attached)";
+          else entry += stalled ? " stalls color " + std::to_string(color) + " (" +
+                                      a->endpoint->describe() + ")"
+                                : " (not stalling)";
+          continue;
+        }
+        const uint32_t n = static_cast<uint32_t>(t.neighbour(r, c, o));
+        const Router& nb = f.router(n);
+        const unsigned their_key = f.config().packet_mode ? static_cast<unsigned>(opposite(o)) : key;
+        const bool stalled = (f.stall_out(n) >> their_key) & 1u;
+        entry += " -> router " + router_name(t, n);
+        if (stalled) {
+          const int held = nb.has(their_key) ? f.slot(n, their_key).count : 0;
+          entry += ", which stalls it: its " + queue_name(f, their_key) + " holds " +
+                   std::to_string(held) + "/" + std::to_string(f.config().queue_depth);
+        } else {
+          entry += " (not stalling)";
+        }
+      }
+      if (entries < kMaxEntries) {
+        out += entry + "\n";
+        ++entries;
+      } else {
+        ++skipped;
+      }
+    }
+    const PortAttachment& ramp = rt.ramp;
+    if (ramp.endpoint && !ramp.endpoint->idle()) {
+      out += "PE " + router_name(t, id) + " ramp: " + ramp.endpoint->describe() + "\n";
+    }
+    for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
+      const Dir d = first_dir(m);
+      const RampEndpoint* e = f.endpoint(id, d);
+      if (e && !e->idle()) {
+        out += "router " + router_name(t, id) + " edge port " + dir_name(d) + ": " +
+               e->describe() + "\n";
+      }
+    }
+  }
+  if (skipped) out += "... and " + std::to_string(skipped) + " more stuck queue(s)\n";
+
+  return out;
+}
+
+}  // namespace wafersim::sim

@@ -194,4 +194,30 @@ std::string ComputeElement::describe_wait() const {
   return os.str();
 }
 
+std::vector<ComputeElement::Wait> ComputeElement::waits() const {
+  std::vector<Wait> out;
+  auto add = [&](const Probe& p, const std::string& who) {
+    if (p.lanes > 0 || p.term || p.cause == StallCause::none) return;
+    out.push_back({p.cause, p.color, who + " " + p.operand});
+  };
+  if (task_.active && fg_active_) {
+    add(probe(core_, *fg_), "task " + std::to_string(task_.id) + " pc " + std::to_string(task_.pc) +
+                                " (" + fg_->mnemonic() + ")");
+  }
+  for (size_t i = 0; i < ut_.size(); ++i) {
+    if (!((ut_used_ >> i) & 1u)) continue;
+    const VectorOp& op = *ut_[i];
+    if (core_.picker.is_blocked(op.owner)) continue;  // waits for an unblock, not for a color
+    add(probe(core_, op), "microthread " + std::to_string(i) + " (task " + std::to_string(op.owner) +
+                              " pc " + std::to_string(op.pc) + " " + op.mnemonic() + ")");
+  }
+  for (fabric::ColorMask m = core_.outq.nonempty(); m; m &= m - 1) {
+    const int c = __builtin_ctzll(m);
+    out.push_back({StallCause::output_full, c,
+                   "output queue of color " + std::to_string(c) + " (" +
+                       std::to_string(core_.outq.size(c)) + " wavelets)"});
+  }
+  return out;
+}
+
 }  // namespace wafersim::pe

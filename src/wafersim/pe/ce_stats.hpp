@@ -38,7 +38,8 @@ struct MicrothreadSpan {
   uint64_t start, end;  // suspension, completion
 };
 
-struct CeStats {
+// The numeric counters (everything but the trace spans).
+struct CeCounters {
   uint64_t cycles = 0;        // cycles stepped
   uint64_t busy_cycles = 0;   // a task was starting or running
   uint64_t stall_cycles = 0;  // the running task could not issue or iterate
@@ -55,9 +56,16 @@ struct CeStats {
   uint64_t wavelets_in = 0;             // accepted from the off ramp
   uint64_t wavelets_out = 0;            // handed to the on ramp
   uint64_t wavelets_local = 0;          // local-color wavelets delivered to our own queues
-  std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};
+  std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};  // high-water marks
+};
+
+struct CeStats : CeCounters {
   std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
   std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
 };
+
+// What was counted between the snapshot `then` and `now` (a run's share of cumulative
+// counters). High-water marks cannot be split: they are `now`'s.
+CeCounters counters_since(const CeCounters& now, const CeCounters& then);
 
 }  // namespace wafersim::pe

@@ -75,8 +75,19 @@ class ComputeElement {
 
   const CeStats& stats() { return core_.stats(); }
   void reset_stats() { core_.reset_stats(); }
+  // Records task and microthread spans from now on (or stops).
+  void set_trace(bool on) { core_.cfg.trace = on; }
   // What the CE is doing and waiting on, for deadlock reports.
   std::string describe_wait() const;
+
+  // One thing the CE waits for: the running task's or a microthread's stall (cause and
+  // the color it waits on), or an output queue the router does not drain.
+  struct Wait {
+    StallCause cause = StallCause::none;
+    int color = -1;
+    std::string who;  // "task 3 pc 12 (mov16) dst", "microthread 2 (task 3 pc 9 mov16) src1"
+  };
+  std::vector<Wait> waits() const;
 
  private:
   struct Task {

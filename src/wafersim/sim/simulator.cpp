@@ -29,20 +29,18 @@ void Simulator::set_watchdog(uint64_t cycles) {
   watchdog_ = cycles;
 }
 
-namespace {
-// Below this many active routers a phase runs in one thread: a parallel region and its
-// barrier cost more than the work (and far more on an oversubscribed machine).
-constexpr size_t kParallelMinRouters = 512;
-}  // namespace
-
+// Below parallel_min_routers_ active routers (default 512) a phase runs in one thread: a
+// parallel region and its barrier cost more than the work (and far more on an
+// oversubscribed machine).
 template <class F>
-void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
+void Simulator::for_rows(const std::vector<int>& rows, F&& f, uint64_t& parallel_phases) {
   const int n = static_cast<int>(rows.size());
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
-  if (nt <= 1 || n <= 1 || active_routers_ < kParallelMinRouters) {
+  if (nt <= 1 || n <= 1 || active_routers_ < parallel_min_routers_) {
     for (int r : rows) f(r);
     return;
   }
+  ++parallel_phases;
 #pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
   for (int i = 0; i < n; ++i) f(rows[static_cast<size_t>(i)]);
 }
@@ -193,7 +191,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
       break;
     }
     const uint64_t t = cycle_;
-    for_rows(rows_a_, [&](int r) { row_phase_a(r, t); });
+    for_rows(rows_a_, [&](int r) { row_phase_a(r, t); }, result.parallel_phases);
     rethrow_first_error(rows_a_);
 
     // Phase B runs on active rows and on the rows their wavelets go to.
@@ -225,7 +223,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
       for (int r : sender_rows_prev) add_targets_of(r);
     }
     std::sort(rows_b_.begin(), rows_b_.end());
-    for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
+    for_rows(rows_b_, [&](int r) { row_phase_b(r, t); }, result.parallel_phases);
     rethrow_first_error(rows_b_);
 
     // Merge this cycle's counters (in row order) and find next cycle's active rows.

@@ -1,5 +1,7 @@
 #include "wafersim/sim/watchdog.hpp"
 
+#include "wafersim/sim/wait_cycle.hpp"
+
 #include <bit>
 #include <vector>
 
@@ -90,7 +92,7 @@ std::string deadlock_report(const Fabric& f, uint64_t cycle) {
     }
   }
   if (skipped) out += "... and " + std::to_string(skipped) + " more stuck queue(s)\n";
-
+  out += wait_cycle_report(f);
   return out;
 }
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 
 import numpy as np
 
@@ -220,7 +221,9 @@ def run_grid(size: int = 4, block: int = 16, dtype: str = "fp16", density: float
         nz = np.flatnonzero(chunk)
         w.stream((R, c), X, chunk[nz], dtype=dtype, index=nz)
         w.close((R, c), X, FINISH)
+    t0 = time.perf_counter()
     stats = w.run()
+    seconds = time.perf_counter() - t0
     got = w.collect()
     sw = 2 if dtype == "fp16" else 1
     y = np.concatenate([_values_at(got, r, dtype, sw)[:mb] for r in range(R)])
@@ -230,7 +233,7 @@ def run_grid(size: int = 4, block: int = 16, dtype: str = "fp16", density: float
         ref = np.concatenate([_row_reference([a[r * mb:(r + 1) * mb]] * C, x, orders, None, dtype)
                               for r in range(R)])
     return {"y": y, "reference": ref, "numpy": a.astype(np.float64) @ x, "stats": stats,
-            "wafer": w}
+            "wafer": w, "seconds": seconds}
 
 
 def _values_at(got, r: int, dtype: str, sw: int) -> np.ndarray:

@@ -19,6 +19,9 @@ std::string queue_name(const Fabric& f, unsigned key) {
                                 : "color " + std::to_string(key);
 }
 
+// Endpoints describe themselves over several lines; a queue's entry quotes the first.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
 }  // namespace
 
 std::string deadlock_report(const Fabric& f, uint64_t cycle) {
@@ -54,7 +57,7 @@ std::string deadlock_report(const Fabric& f, uint64_t cycle) {
           entry += o == kRamp ? ": the ramp endpoint" : ": the edge port";
           if (!a || !a->endpoint) entry += " (none attached)";
           else entry += stalled ? " stalls color " + std::to_string(color) + " (" +
-                                      a->endpoint->describe() + ")"
+                                      first_line(a->endpoint->describe()) + ")"
                                 : " (not stalling)";
           continue;
         }

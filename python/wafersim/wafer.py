@@ -111,7 +111,9 @@ class Wafer(PeHost):
       keyword arguments of :class:`wafersim.pe.LonePE`: ``memory_bytes``, ``code_bytes``,
       ``input_queue_depth``, ``output_queue_depth``, ``microthreads``,
       ``task_start_latency``, ``picker``, ``rng_seed`` (PE (r, c) uses rng_seed + r * cols
-      + c), ``rng_resources``).
+      + c), ``rng_resources``);
+    * ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True) gives every PE with a
+      program a tensor unit, created on its first tensor instruction (docs/tensor.md).
     """
 
     def __init__(self, rows: int, cols: int, topology: str = "mesh", *, skip: int | None = None,
@@ -119,7 +121,8 @@ class Wafer(PeHost):
                  diag_hop_cycles: int | None = None, scheduler: str | None = None,
                  priority_split: int | None = None, watchdog: int | None = None,
                  threads: int | None = None, mode: str = "colors",
-                 packet_routing: str | None = None, ce: dict | None = None):
+                 packet_routing: str | None = None, ce: dict | None = None,
+                 tensor_unit=None):
         if topology not in TOPOLOGIES:
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         if mode not in _MODES:
@@ -150,7 +153,7 @@ class Wafer(PeHost):
             0 if threads is None else _int(threads, "threads", 1),
             _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1))
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
-        self._init_pes(ce)
+        self._init_pes(ce, tensor_unit)
 
     # --- shape and properties ----------------------------------------------------------
     @property

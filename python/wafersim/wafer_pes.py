@@ -103,9 +103,11 @@ class _Group:
 class PeHost:
     """The host side of a wafer's compute elements (a base of :class:`wafersim.Wafer`)."""
 
-    def _init_pes(self, ce: dict | None) -> None:
+    def _init_pes(self, ce: dict | None, tensor_unit=None) -> None:
         self._programs: dict[tuple[int, int], Program] = {}
         opts = dict(ce or {})
+        if tensor_unit is not None:
+            opts["tensor_unit"] = tensor_unit
         unknown = sorted(set(opts) - set(CE_OPTIONS) - {"trace"})
         if unknown or "fabric_colors" in opts:
             bad = unknown or ["fabric_colors"]

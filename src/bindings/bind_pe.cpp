@@ -86,6 +86,9 @@ py::dict ce_stats_dict(const CeStats& s) {
   d["wavelets_in"] = s.wavelets_in;
   d["wavelets_out"] = s.wavelets_out;
   d["wavelets_local"] = s.wavelets_local;
+  d["tensor_passes"] = s.tensor_passes;
+  d["tensor_cycles"] = s.tensor_cycles;
+  d["tensor_macs"] = s.tensor_macs;
   py::list spans, uspans;
   for (const auto& t : s.task_spans) {
     spans.append(py::make_tuple(static_cast<int>(t.id), start_name(t.how), t.start, t.end));
@@ -148,6 +151,18 @@ void bind_pe(py::module_& root) {
       .def_readwrite("row", &CeConfig::row)
       .def_readwrite("col", &CeConfig::col)
       .def_readwrite("trace", &CeConfig::trace)
+      .def_readwrite("tensor_unit", &CeConfig::tensor_unit)
+      .def(
+          "set_tensor_unit",
+          [](CeConfig& c, int rows, int cols, int lanes, const std::string& dtype, bool ws, bool ds,
+             int queue_rows, int sram_bytes, const std::string& pipeline, const std::string& mode) {
+            c.tensor = tensor_unit_config(rows, cols, lanes, dtype, ws, ds, queue_rows, sram_bytes,
+                                          pipeline, mode);
+            c.tensor_unit = true;
+          },
+          py::arg("rows"), py::arg("cols"), py::arg("lanes"), py::arg("dtype"),
+          py::arg("weight_signed"), py::arg("data_signed"), py::arg("input_queue_rows"),
+          py::arg("sram_bytes"), py::arg("pipeline"), py::arg("mode"))
       .def_property_readonly("data_bytes", &CeConfig::data_bytes)
       .def_property_readonly("max_instructions", &CeConfig::max_instructions)
       .def("validate", [](const CeConfig& c) { validate(c); });

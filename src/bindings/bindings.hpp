@@ -3,8 +3,13 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 namespace wafersim::pe {
 struct CeStats;
+}
+namespace wafersim::tensor {
+struct TensorUnitConfig;
 }
 
 namespace wafersim::bindings {
@@ -21,5 +26,10 @@ void bind_wafer_pe(py::module_& m);  // after bind_pe and bind_fabric: extends f
 
 // A compute element's statistics as a dict (bind_pe.cpp; the wafer reports them too).
 py::dict ce_stats_dict(const pe::CeStats& s);
+// A tensor unit's configuration from Python's values (bind_tensor.cpp; ConfigError on bad names).
+tensor::TensorUnitConfig tensor_unit_config(int rows, int cols, int lanes, const std::string& dtype,
+                                            bool weight_signed, bool data_signed,
+                                            int input_queue_rows, int sram_bytes,
+                                            const std::string& pipeline, const std::string& mode);
 
 }  // namespace wafersim::bindings

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "wafersim/pe/ce_errors.hpp"
+#include "wafersim/pe/ce_tensor.hpp"
 #include "wafersim/pe/compute_element.hpp"
 
 namespace wafersim::pe {
@@ -191,6 +192,7 @@ std::string ComputeElement::describe_wait() const {
     else if (p.lanes == 0 && !p.term) os << "waiting: " << describe_stall(p);
     else os << "ready";
   }
+  if (tensor_busy()) os << "\n  " << describe_tensor();
   return os.str();
 }
 
@@ -210,6 +212,11 @@ std::vector<ComputeElement::Wait> ComputeElement::waits() const {
     if (core_.picker.is_blocked(op.owner)) continue;  // waits for an unblock, not for a color
     add(probe(core_, op), "microthread " + std::to_string(i) + " (task " + std::to_string(op.owner) +
                               " pc " + std::to_string(op.pc) + " " + op.mnemonic() + ")");
+  }
+  if (tensor_busy() && tensor_->pass.fabric && core_.cycle >= tensor_->pass.done_at) {
+    out.push_back({StallCause::output_full, tensor_->pass.color,
+                   "tensor unit (" + std::string(tensor_->pass.mnemonic) + " at pc " +
+                       std::to_string(tensor_->pass.pc) + ") results"});
   }
   for (fabric::ColorMask m = core_.outq.nonempty(); m; m &= m - 1) {
     const int c = __builtin_ctzll(m);

@@ -13,13 +13,14 @@ const char* stall_cause_name(StallCause c) {
     case StallCause::fifo_empty: return "fifo_empty";
     case StallCause::fifo_full: return "fifo_full";
     case StallCause::ut_slot_busy: return "ut_slot_busy";
+    case StallCause::tensor_busy: return "tensor_busy";
   }
   return "?";
 }
 
 CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
   // Field by field: the size check below fails when a counter is added without a line here.
-  static_assert(sizeof(CeCounters) == 11 * 8 + (2 * fabric::kMaxColorIds + isa::kOps +
+  static_assert(sizeof(CeCounters) == 14 * 8 + (2 * fabric::kMaxColorIds + isa::kOps +
                                                  2 * kStallCauses) * 8 + fabric::kMaxColorIds,
                 "a CeCounters field is missing from counters_since");
   CeCounters d = now;
@@ -42,6 +43,9 @@ CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
   d.wavelets_in -= then.wavelets_in;
   d.wavelets_out -= then.wavelets_out;
   d.wavelets_local -= then.wavelets_local;
+  d.tensor_passes -= then.tensor_passes;
+  d.tensor_cycles -= then.tensor_cycles;
+  d.tensor_macs -= then.tensor_macs;
   return d;
 }
 

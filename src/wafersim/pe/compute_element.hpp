@@ -28,9 +28,14 @@
 
 namespace wafersim::pe {
 
+struct CeTensor;  // ce_tensor.hpp: the attached tensor unit and its pass in flight
+
 class ComputeElement {
  public:
   explicit ComputeElement(const CeConfig& cfg);
+  ~ComputeElement();
+  ComputeElement(const ComputeElement&) = delete;
+  ComputeElement& operator=(const ComputeElement&) = delete;
 
   // ---- the cycle contract ------------------------------------------------------------
   std::optional<fabric::Wavelet> step(uint64_t cycle, fabric::ColorMask router_stall_to_ramp);
@@ -67,6 +72,10 @@ class ComputeElement {
   int output_queue_size(int color) const;
   const numerics::FpControl& fp_control() const { return core_.fpc; }
   void set_fp_control(const numerics::FpControl& ctl);
+
+  // The attached tensor unit, or nullptr until the first tensor instruction created it.
+  tensor::TensorUnit* tensor_unit();
+  bool tensor_busy() const;
 
   bool task_running() const { return task_.active; }
   int running_task() const { return task_.active ? task_.id : -1; }
@@ -111,6 +120,12 @@ class ComputeElement {
   void note_stall(const Probe& p);
   void run_microthread(int slot, const Probe& p);
   void execute_scalar(const Instruction& in);  // sequencer.cpp
+  // ce_tensor.cpp: tensor instructions, and the pass in flight at the end of each cycle.
+  void execute_tensor(const Instruction& in);
+  void issue_pass(const Instruction& in, CeTensor& t);
+  void advance_tensor();
+  CeTensor& tensor_state(const Instruction& in);
+  std::string describe_tensor() const;
   void advance(uint32_t next_pc, bool terminate);
   void finish_task();
   [[noreturn]] void fail(const Instruction& in, const std::string& what) const;
@@ -128,6 +143,7 @@ class ComputeElement {
   int exec_rr_ = 0;  // round robin between the foreground and ready microthreads
   int out_rr_ = 0;   // round robin over output queues toward the on ramp
   fabric::ColorMask stall_to_router_ = 0;
+  std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
 };
 
 }  // namespace wafersim::pe

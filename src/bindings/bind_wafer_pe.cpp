@@ -97,8 +97,8 @@ void bind_wafer_pe(py::module_& root) {
             const auto n = static_cast<py::ssize_t>(ids.size());
             CArray<uint8_t> out({n, static_cast<py::ssize_t>(nbytes)});
             for (py::ssize_t i = 0; i < n; ++i) {
-              ce_at(w, ids.data()[i])
-                  .read_memory(addr, {out.mutable_data() + static_cast<size_t>(i) * nbytes, nbytes});
+              uint8_t* row = out.mutable_data() + static_cast<size_t>(i) * nbytes;
+              ce_at(w, ids.data()[i]).read_memory(addr, {row, nbytes});
             }
             return out;
           },
@@ -114,7 +114,9 @@ void bind_wafer_pe(py::module_& root) {
       .def("ce_run_stats",
            [](Wafer& w) {
              py::list out;
-             for (const auto& [id, s] : w.ce_run_stats()) out.append(py::make_tuple(id, ce_stats_dict(s)));
+             for (const auto& [id, s] : w.ce_run_stats()) {
+               out.append(py::make_tuple(id, ce_stats_dict(s)));
+             }
              return out;
            })
       .def_property_readonly("parallel_min_routers",

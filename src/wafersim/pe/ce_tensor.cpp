@@ -42,14 +42,14 @@ Matrix matrix_operand(const At& at, const char* what, uint64_t raw, int bytes) {
   const CeCore& core = at.core;
   const int type = dsd_type(raw);
   Matrix m;
-  int64_t base = 0, stride[2] = {bytes, 0};
-  const int64_t index = 0;
-  int64_t idx = index;
+  int64_t base = 0, idx = 0, stride[2] = {bytes, 0};
   if (type == 0) {
     at.fail(std::string(what) + ": tensor operands are read from memory, not from the fabric");
   } else if (type == 1) {
     const Mem1D d = unpack_mem1d(raw);
-    if (d.ss) at.fail(std::string(what) + ": SS (single step) is not modelled", ErrorCategory::unsupported);
+    if (d.ss) {
+      at.fail(std::string(what) + ": SS (single step) is not modelled", ErrorCategory::unsupported);
+    }
     base = d.base;
     idx = d.wli ? core.gpr[isa::kIndexGpr] : 0;
     m.rows = 1;
@@ -63,7 +63,9 @@ Matrix matrix_operand(const At& at, const char* what, uint64_t raw, int bytes) {
     }
     const Mem4D d = unpack_mem4d(raw);
     const X4D x = unpack_x4d(xraw);
-    if (d.ss) at.fail(std::string(what) + ": SS (single step) is not modelled", ErrorCategory::unsupported);
+    if (d.ss) {
+      at.fail(std::string(what) + ": SS (single step) is not modelled", ErrorCategory::unsupported);
+    }
     Dims4 dims;
     if (!split_dims(d.length24, x.df, dims) || dims.n > 2) {
       at.fail(std::string(what) + ": XDSR " + std::to_string(type) +
@@ -75,9 +77,9 @@ Matrix matrix_operand(const At& at, const char* what, uint64_t raw, int bytes) {
     m.rows = dims.n == 2 ? dims.len[1] : 1;
     const uint8_t sel[2] = {x.sel1, x.sel2};
     for (int i = 0; i < 2; ++i) {
-      stride[i] = sel[i] == 0   ? bytes
-                  : sel[i] == 1 ? x.stride
-                                : sign_extend(core.dsr.stride_reg(sel[i]), isa::kStrideRegisterBits);
+      const int64_t reg =
+          sel[i] >= 2 ? sign_extend(core.dsr.stride_reg(sel[i]), isa::kStrideRegisterBits) : 0;
+      stride[i] = sel[i] == 0 ? bytes : sel[i] == 1 ? x.stride : reg;
     }
   }
   const int64_t limit = core.cfg.data_bytes();
@@ -89,9 +91,9 @@ Matrix matrix_operand(const At& at, const char* what, uint64_t raw, int bytes) {
         memory_error(core, at.pc, at.mnemonic,
                      std::string(what) + " element (" + std::to_string(r) + ", " +
                          std::to_string(c) + ") at address " + std::to_string(a) +
-                         (a % 2 && bytes > 1 ? " is odd: memory is accessed two bytes at a time [0579]"
-                                             : " is outside data memory [0, " +
-                                                   std::to_string(limit) + ")"));
+                         (a % 2 && bytes > 1
+                              ? " is odd: memory is accessed two bytes at a time [0579]"
+                              : " is outside data memory [0, " + std::to_string(limit) + ")"));
       }
       m.addr[static_cast<size_t>(r * m.cols + c)] = static_cast<uint32_t>(a);
     }
@@ -129,7 +131,10 @@ void ComputeElement::execute_tensor(const Instruction& in) {
       switch (in.op1_type) {
         case 1: {
           const uint32_t a = in.imm8();
-          if (a + 2u > core_.cfg.data_bytes()) memory_error(core_, at.pc, at.mnemonic, "address " + std::to_string(a) + " is outside data memory");
+          if (a + 2u > core_.cfg.data_bytes() || a % 2) {
+            memory_error(core_, at.pc, at.mnemonic,
+                         "address " + std::to_string(a) + " is odd or outside data memory");
+          }
           v = core_.mem.read16(a);
           break;
         }
@@ -139,7 +144,7 @@ void ComputeElement::execute_tensor(const Instruction& in) {
       }
       if (v == 255 || v == 0xFFFF) t.done_id = -1;
       else if (v < 64) t.done_id = static_cast<int>(v);
-      else at.fail("completion id " + std::to_string(v) + " names no task id (0..63, or 255 for none)");
+      else at.fail("completion id " + std::to_string(v) + " names no id (0..63, or 255 for none)");
       break;
     }
     case isa::Op::tbias: {
@@ -169,7 +174,8 @@ void ComputeElement::execute_tensor(const Instruction& in) {
       }
       std::vector<tensor::Bundle> bundles(d.length);
       for (uint32_t i = 0; i < d.length; ++i) {
-        bundles[i] = {core_.mem.read_le(d.base + 16 * i, 8), core_.mem.read_le(d.base + 16 * i + 8, 8)};
+        bundles[i] = {core_.mem.read_le(d.base + 16 * i, 8),
+                      core_.mem.read_le(d.base + 16 * i + 8, 8)};
       }
       try {
         t.unit.load_vector_program(bundles);  // names the bundle and field
@@ -211,7 +217,9 @@ void ComputeElement::issue_pass(const Instruction& in, CeTensor& t) {
             shape(P, K) + ": the weights need K = " + std::to_string(K) + " rows");
   }
   const int64_t O = w.cols;
-  if (P < 1 || K < 1 || O < 1) at.fail("empty operands: data " + shape(P, K) + ", weights " + shape(K, O));
+  if (P < 1 || K < 1 || O < 1) {
+    at.fail("empty operands: data " + shape(P, K) + ", weights " + shape(K, O));
+  }
   if (t.has_bias && !int8) {
     at.fail(std::string("a bias (tbias) is modelled for int8 passes only, not ") +
                 tensor::dtype_name(acfg.dtype),
@@ -248,7 +256,8 @@ void ComputeElement::issue_pass(const Instruction& in, CeTensor& t) {
     const bool ok = dm.rows == 1 ? dm.cols == n : (dm.rows == want_r && dm.cols == want_c);
     if (!ok) {
       at.fail("dst describes " + shape(dm.rows, dm.cols) + " elements; the pass writes " +
-              shape(want_r, want_c) + (layer ? " bytes (channels x positions)" : " 32-bit results"));
+              shape(want_r, want_c) +
+              (layer ? " bytes (channels x positions)" : " 32-bit results"));
     }
     pass.addr = dm.addr;
     pass.bytes = layer ? 1 : 4;
@@ -263,8 +272,12 @@ void ComputeElement::issue_pass(const Instruction& in, CeTensor& t) {
   if (int8) {
     d8.resize(data.addr.size());
     w8.resize(w.addr.size());
-    for (size_t i = 0; i < d8.size(); ++i) d8[i] = static_cast<uint8_t>(core_.mem.read_le(data.addr[i], 1));
-    for (size_t i = 0; i < w8.size(); ++i) w8[i] = static_cast<uint8_t>(core_.mem.read_le(w.addr[i], 1));
+    for (size_t i = 0; i < d8.size(); ++i) {
+      d8[i] = static_cast<uint8_t>(core_.mem.read_le(data.addr[i], 1));
+    }
+    for (size_t i = 0; i < w8.size(); ++i) {
+      w8[i] = static_cast<uint8_t>(core_.mem.read_le(w.addr[i], 1));
+    }
     ops.data8 = d8;
     ops.weights8 = w8;
     if (t.has_bias) ops.bias = t.bias;
@@ -310,7 +323,9 @@ void ComputeElement::advance_tensor() {
     return;
   }
   if (!p.fabric) {
-    for (size_t i = 0; i < p.values.size(); ++i) core_.mem.write_le(p.addr[i], p.bytes, p.values[i]);
+    for (size_t i = 0; i < p.values.size(); ++i) {
+      core_.mem.write_le(p.addr[i], p.bytes, p.values[i]);
+    }
   } else if (p.sent < p.values.size()) {
     // One wavelet per cycle, while the destination queue has room (like a fabric output).
     const bool local = core_.is_local(p.color);
@@ -334,7 +349,8 @@ void ComputeElement::advance_tensor() {
 std::string ComputeElement::describe_tensor() const {
   if (!tensor_busy()) return "";
   const TensorPass& p = tensor_->pass;
-  std::string s = std::string("tensor unit: ") + p.mnemonic + " issued at pc " + std::to_string(p.pc);
+  std::string s =
+      std::string("tensor unit: ") + p.mnemonic + " issued at pc " + std::to_string(p.pc);
   if (core_.cycle < p.done_at) return s + ", computing until cycle " + std::to_string(p.done_at);
   return s + ", sending results on color " + std::to_string(p.color) + " (" +
          std::to_string(p.sent) + " of " + std::to_string(p.values.size()) +

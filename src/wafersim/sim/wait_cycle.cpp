@@ -122,13 +122,16 @@ class WaitGraph {
       todo.pop_back();
       if (!f_.router(x).has(color)) continue;
       const QueueSlot& s = f_.slot(x, color);
-      if (s.count) out.push_back({Source::Kind::queue, node(x, color), "stuck in " + queue_name(x, color)});
+      if (s.count) {
+        out.push_back({Source::Kind::queue, node(x, color), "stuck in " + queue_name(x, color)});
+      }
       const int r = static_cast<int>(x / static_cast<uint32_t>(t_.cols));
       const int c = static_cast<int>(x % static_cast<uint32_t>(t_.cols));
       for (DirMask m = s.src; m; m &= m - 1) {
         const Dir d = first_dir(m);
         if (d == kRamp) {
-          out.push_back({Source::Kind::endpoint, node(x, kEndpoint), "which PE " + router(x) + " sends"});
+          out.push_back(
+              {Source::Kind::endpoint, node(x, kEndpoint), "which PE " + router(x) + " sends"});
           continue;
         }
         const int64_t nb = t_.neighbour(r, c, d);

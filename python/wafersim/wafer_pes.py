@@ -16,6 +16,7 @@ A PE gets a compute element when a program is loaded there (``w.pe(r, c).load(pr
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 
 import numpy as np
@@ -166,7 +167,8 @@ class PeHost:
         ``rect``; with ``rect=None``, in every PE whose program has that task. Returns the
         number of PEs."""
         if rect is None:
-            pts = [p for p, prog in self._programs.items() if isinstance(task, int) or task in prog.tasks]
+            by_id = isinstance(task, numbers.Integral) and not isinstance(task, bool)
+            pts = [p for p, prog in self._programs.items() if by_id or task in prog.tasks]
             if not pts:
                 raise ConfigError(f"launch: no loaded program has a task {task!r}")
             groups: dict[int, tuple[Program, list]] = {}

@@ -119,8 +119,9 @@ void bind_wafer_pe(py::module_& root) {
              }
              return out;
            })
-      .def_property_readonly("parallel_min_routers",
-                             [](Wafer& w) { return w.simulator().parallel_min_routers(); });
+      .def_property(  // a tuning knob (benchmarks): below this many active routers, one thread
+          "parallel_min_routers", [](Wafer& w) { return w.simulator().parallel_min_routers(); },
+          [](Wafer& w, size_t n) { w.simulator().set_parallel_min_routers(n); });
 }
 
 }  // namespace wafersim::bindings

@@ -33,14 +33,14 @@ void Simulator::set_watchdog(uint64_t cycles) {
 // parallel region and its barrier cost more than the work (and far more on an
 // oversubscribed machine).
 template <class F>
-void Simulator::for_rows(const std::vector<int>& rows, F&& f, uint64_t& parallel_phases) {
+void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
   const int n = static_cast<int>(rows.size());
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
   if (nt <= 1 || n <= 1 || active_routers_ < parallel_min_routers_) {
     for (int r : rows) f(r);
     return;
   }
-  ++parallel_phases;
+  ++parallel_phases_;
 #pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
   for (int i = 0; i < n; ++i) f(rows[static_cast<size_t>(i)]);
 }
@@ -175,6 +175,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
   }
   RunResult result;
   result.start_cycle = cycle_;
+  parallel_phases_ = 0;
   fabric_.latch_endpoint_stalls();
   rebuild_active();
   for (RowState& rs : rows_) {
@@ -191,7 +192,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
       break;
     }
     const uint64_t t = cycle_;
-    for_rows(rows_a_, [&](int r) { row_phase_a(r, t); }, result.parallel_phases);
+    for_rows(rows_a_, [&](int r) { row_phase_a(r, t); });
     rethrow_first_error(rows_a_);
 
     // Phase B runs on active rows and on the rows their wavelets go to.
@@ -223,7 +224,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
       for (int r : sender_rows_prev) add_targets_of(r);
     }
     std::sort(rows_b_.begin(), rows_b_.end());
-    for_rows(rows_b_, [&](int r) { row_phase_b(r, t); }, result.parallel_phases);
+    for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
     rethrow_first_error(rows_b_);
 
     // Merge this cycle's counters (in row order) and find next cycle's active rows.
@@ -256,6 +257,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     }
   }
   if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
+  result.parallel_phases = parallel_phases_;
 
   for (RowState& rs : rows_) {
     const auto& c = rs.counters;

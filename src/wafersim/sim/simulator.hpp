@@ -76,7 +76,7 @@ class Simulator {
   void collect_source_rows(int row, int* out, int& n) const;
   void rethrow_first_error(const std::vector<int>& rows);
   template <class F>
-  void for_rows(const std::vector<int>& rows, F&& f, uint64_t& parallel_phases);
+  void for_rows(const std::vector<int>& rows, F&& f);
 
   fabric::Fabric& fabric_;
   std::vector<RowState> rows_;
@@ -88,6 +88,7 @@ class Simulator {
   int threads_ = 0;
   uint64_t watchdog_ = 10000;
   size_t parallel_min_routers_ = 512;
+  uint64_t parallel_phases_ = 0;  // this run's phases in several threads
   bool broken_ = false;
 };
 

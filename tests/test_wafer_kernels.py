@@ -52,10 +52,11 @@ def test_program_3_grid_broadcasts_x_down_columns_and_reduces_along_rows(rows, s
     assert len(r["stats"].pes) == rows * size
 
 
-def test_program_3_is_bit_identical_with_one_and_two_threads():
+@pytest.mark.parametrize("threshold", [None, 0])  # the default, and every phase in parallel
+def test_program_3_is_bit_identical_with_one_and_two_threads(threshold):
     mod = _load("matvec_wafer")
-    one = mod.run_grid(16, 8, threads=1, check=False, seed=9)
-    two = mod.run_grid(16, 8, threads=2, check=False, seed=9)
+    one = mod.run_grid(16, 8, threads=1, check=False, seed=9, parallel_min_routers=threshold)
+    two = mod.run_grid(16, 8, threads=2, check=False, seed=9, parallel_min_routers=threshold)
     assert one["stats"].parallel_phases == 0 and two["stats"].parallel_phases > 0
     assert np.array_equal(one["y"].view(np.uint16), two["y"].view(np.uint16))
     assert one["stats"].cycles == two["stats"].cycles and one["stats"].moves == two["stats"].moves

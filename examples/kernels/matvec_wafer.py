@@ -197,9 +197,12 @@ def run_row(m: int = 16, n: int = 32, pes: int = 4, dtype: str = "fp16", density
 
 
 def run_grid(size: int = 4, block: int = 16, dtype: str = "fp16", density: float = 1.0,
-             seed: int = 0, rows: int | None = None, check: bool = True, **wafer_args) -> dict:
+             seed: int = 0, rows: int | None = None, check: bool = True,
+             parallel_min_routers: int | None = None, **wafer_args) -> dict:
     """Program 3 on a ``rows`` x ``size`` grid (rows defaults to size), blocks of
-    ``block`` x ``block``; returns y, the exact reference (when ``check``), numpy's, stats."""
+    ``block`` x ``block``; returns y, the exact reference (when ``check``), numpy's, stats
+    and the wall time of the run. ``parallel_min_routers`` overrides the wafer's threshold
+    for running phases in several threads."""
     R, C = (size if rows is None else rows), size
     mb = nb = block
     rng = np.random.default_rng(seed)
@@ -216,6 +219,8 @@ def run_grid(size: int = 4, block: int = 16, dtype: str = "fp16", density: float
     blocks = a.reshape(R, mb, C, nb).transpose(0, 2, 3, 1).reshape(R, C, nb * mb)
     w.memcpy_h2d("a", blocks)
     w.launch("main")
+    if parallel_min_routers is not None:
+        w.parallel_min_routers = parallel_min_routers
     for c in range(C):
         chunk = x[c * nb:(c + 1) * nb]
         nz = np.flatnonzero(chunk)

@@ -187,6 +187,17 @@ class Wafer(PeHost):
         self._core.threads = 0 if n is None else _int(n, "threads", 1)
 
     @property
+    def parallel_min_routers(self) -> int:
+        """A phase with fewer active routers runs in one thread (512; 256 once the wafer has
+        compute elements): a parallel region costs more than a small phase. Results do not
+        depend on it; tune it for machines with many cores."""
+        return int(self._core.parallel_min_routers)
+
+    @parallel_min_routers.setter
+    def parallel_min_routers(self, n: int) -> None:
+        self._core.parallel_min_routers = _int(n, "parallel_min_routers", 0)
+
+    @property
     def watchdog(self) -> int:
         return int(self._core.watchdog)
 

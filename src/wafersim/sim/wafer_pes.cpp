@@ -13,10 +13,12 @@ using namespace wafersim::fabric;
 
 namespace {
 
-// Below this many active routers a phase stays single-threaded; a PE with a compute
-// element does far more work per cycle than a bare router, so a wafer with compute
-// elements goes parallel much earlier (benchmarks/bench_pe.py).
-constexpr size_t kParallelMinRoutersWithCes = 32;
+// Below this many active routers a phase stays single-threaded. A PE with a compute
+// element does about ten times the work of a bare router per cycle, so a wafer with compute
+// elements goes parallel earlier than the fabric's 512; on a 2-core machine two threads
+// break even at about 256 busy PEs (benchmarks/bench_pe.py). Wafer.parallel_min_routers
+// tunes it.
+constexpr size_t kParallelMinRoutersWithCes = 256;
 
 std::string pe_label(const Topology& t, uint32_t id) { return "PE " + router_name(t, id); }
 

@@ -26,7 +26,7 @@ END = "<!-- END GENERATED TABLES -->"
 
 KINDS = ["illegal", "load_dsr", "store_dsr", "jump", "movi", "movhi", "addi", "ld16", "st16",
          "vector", "compare", "nop", "block", "unblock", "activate", "branch", "jump_reg",
-         "setrng", "setfpc", "seedrng"]
+         "setrng", "setfpc", "seedrng", "tensor"]
 ELEMS = ["none", "fp16", "fp32", "i16", "i32"]
 REGSETS = ["none", "s0", "s1", "d", "x", "sr"]
 IMM_MODES = ["none", "imm14", "sext16", "hi10", "addr", "addr_x2"]

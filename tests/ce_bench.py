@@ -27,7 +27,7 @@ def load_words(pe: ws.pe.LonePE, at: int, lines: list[str]) -> None:
     """Places hand-encoded instructions at instruction index `at` (bypassing the
     assembler's entry table, to test the CE's own address computation)."""
     words = np.array([encode_line(t, pc=at + k) for k, t in enumerate(lines)], dtype=np.uint32)
-    pe._pe.load_code(at, words)
+    pe._ce.load_code(at, words)
 
 
 def sent(pe: ws.pe.LonePE, color: int = SINK) -> list[int]:

@@ -43,7 +43,7 @@ def test_backpressure_keeps_working_while_a_color_is_blocked_0389_0329():
     pe.run(200)
     # The queue fills to its stall threshold and the producer waits: nothing is lost.
     assert pe.input_queue(5) == 5 and pe._pe.pending_injections(5) == 15
-    assert pe._pe.stall_to_router >> 5 & 1
+    assert pe._ce.stall_to_router >> 5 & 1
     pe.launch("unb")
     pe.run()
     assert sent(pe) == list(values)

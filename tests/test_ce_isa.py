@@ -220,7 +220,10 @@ def _operand_texts(draw, op):
             return [draw(st.sampled_from([f"pc+{draw(st.integers(0, 127))}",
                                           f"pc-{draw(st.integers(1, 128))}", reg("i16"),
                                           f"[{2 * draw(st.integers(0, 127))}]"]))]
+        if op.raw.get("source") == "vector":  # tbias, tvprog: a descriptor only
+            return [f"S1[{dsr()}]"]
         imm = draw(st.integers(0, 63)) if op.kind in ("block", "unblock", "activate") else \
+            draw(st.sampled_from([*range(64), 255])) if op.mnemonic == "tdone" else \
             draw(st.integers(0, 255))
         forms = [f"#{imm}", reg("i16"), f"[{2 * draw(st.integers(0, 127))}]"]
         if op.kind in ("block", "unblock", "activate"):

@@ -32,7 +32,7 @@ def test_input_queue_stalls_its_color_above_capacity_minus_two_0329(depth):
     for _ in range(60):
         pe.run(1)
         n = pe.input_queue(5)
-        stalled = bool(pe._pe.stall_to_router >> 5 & 1)
+        stalled = bool(pe._ce.stall_to_router >> 5 & 1)
         assert stalled == (n > depth - 2)  # the threshold of [0329]
         assert n <= depth
     # With one cycle of stall latency the queue settles one above the threshold.

@@ -28,14 +28,14 @@ def _word(draw):
 def test_random_programs_raise_only_wafersim_errors(words, seed):
     rng = np.random.default_rng(seed)
     pe = ws.pe.LonePE(loopback=[2], memory_bytes=8192, code_bytes=2048)
-    pe._pe.load_code(0, np.array(words, dtype=np.uint32))  # task 0's entry and onwards
+    pe._ce.load_code(0, np.array(words, dtype=np.uint32))  # task 0's entry and onwards
     pe.write_memory(0, rng.integers(0, 256, 6144, dtype=np.uint8))
     for kind in ("s0", "s1", "d"):
         for n in range(12):
-            pe._pe.set_dsr(kind, n, int(rng.integers(0, 2**48, dtype=np.uint64)))
+            pe._ce.set_dsr(kind, n, int(rng.integers(0, 2**48, dtype=np.uint64)))
     for n in range(2, 8):
-        pe._pe.set_xdsr(n, int(rng.integers(0, 2**51, dtype=np.uint64)))
-        pe._pe.set_stride_reg(n, int(rng.integers(0, 2**15)))
+        pe._ce.set_xdsr(n, int(rng.integers(0, 2**51, dtype=np.uint64)))
+        pe._ce.set_stride_reg(n, int(rng.integers(0, 2**15)))
     for r in range(16):
         pe.set_gpr(r, int(rng.integers(0, 65536)))
     pe.inject_wavelets(0, rng.integers(0, 2**32, 8, dtype=np.uint64), index=rng.integers(0, 65536, 8),

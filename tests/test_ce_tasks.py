@@ -16,7 +16,7 @@ def _bare_pe(**kw):
 
 def test_data_wavelet_starts_the_task_at_base_plus_color_times_four_0371():
     pe = _bare_pe()
-    pe._pe.base = 40
+    pe._ce.base = 40
     # Hand-placed code: the entry of color 5 is instruction 40 + 4*5 = 60.
     load_words(pe, 60, ["movi r9, 5", "nop.t"])
     load_words(pe, 40 + 4 * 6, ["movi r9, 6", "nop.t"])
@@ -27,7 +27,7 @@ def test_data_wavelet_starts_the_task_at_base_plus_color_times_four_0371():
 
 def test_control_wavelet_starts_the_task_of_its_low_six_index_bits_0371_0376():
     pe = _bare_pe()
-    pe._pe.base = 8
+    pe._ce.base = 8
     load_words(pe, 8 + 4 * 5, ["movi r9, 5", "nop.t"])
     load_words(pe, 8 + 4 * 7, ["movi r9, 7", "nop.t"])
     pe.close(5, 0x1C7)  # control wavelet on color 5, index low six bits = 7

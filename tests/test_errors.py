@@ -53,3 +53,33 @@ def test_deadlock_error_from_the_watchdog_carries_a_report():
     assert isinstance(err.value, ws.WaferError)
     assert "router (0, 0) color 3: 2/2 queued" in err.value.report
     assert err.value.report in str(err.value)
+
+
+def test_program_error_from_the_wafer_names_the_line_or_the_pe_and_pc():
+    w = ws.Wafer(1, 2)
+    with pytest.raises(ws.ProgramError, match="line 2: unknown instruction 'frob'") as err:
+        w.pe(0, 0).load(".code\nfrob r1\n")
+    assert err.value.category == "usage"
+    w.pe(0, 1).load(".code\n.task main, 40\nmain: jmp 5000\n")
+    w.launch("main")
+    with pytest.raises(ws.ProgramError, match=r"PE\(0,1\) task 40 pc 5000: illegal instruction"):
+        w.run()
+
+
+def test_memory_access_error_from_the_wafer_names_pe_pc_and_address():
+    w = ws.Wafer(2, 1)
+    w.pe(1, 0).load("""
+.data
+far: .dsd mem1d, base=32766, length=2, stride=2
+.code
+.task main, 40
+main: lds1wds S1[0], far
+      mov16.t r1, S1[0]
+""")
+    w.launch("main")
+    with pytest.raises(ws.MemoryAccessError) as err:
+        w.run()
+    assert str(err.value).startswith("PE(1,0) pc ")
+    assert "(mov16): src1 address 32768 is outside data memory [0, 32768)" in str(err.value)
+    with pytest.raises(IndexError):  # also catchable as an IndexError
+        raise err.value

@@ -19,6 +19,8 @@ QUICK_ARGS = {
     "throttled_pipeline.py": ["--items", "40", "--work", "5"],
     "fifo_pipeline.py": ["--items", "16"],
     "forward_layer_fig11.py": ["--inputs", "8", "--outputs", "6"],
+    "matvec_wafer.py": ["--layout", "grid", "--size", "3", "--block", "4"],
+    "tensor_dense_layer_on_pe.py": ["--batch", "2", "--inputs", "16", "--outputs", "8"],
     "noc_diagonal_channels.py": ["--size", "5", "--window", "150"],
 }
 

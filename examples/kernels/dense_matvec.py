@@ -7,6 +7,9 @@ into the partial sums with one fused multiply-add vector instruction (the weight
 descriptor adds GPR4 to its base, WLI [0524]). A closeout wavelet on X, whose index names
 the `finish` task [0371], ends the stream: `finish` adds b and sends y on color Y.
 
+On a wafer (``run_wafer``) the same program runs on PE (0, 0); x arrives through the west
+edge port and y leaves through the east one.
+
     python examples/kernels/dense_matvec.py --rows 16 --cols 16
 """
 
@@ -89,15 +92,19 @@ def round_exact(value: Fraction, t: np.dtype):
     return min(cands, key=lambda c: (abs(exact(c) - value), int(np.array(c).view(bits)) & 1))
 
 
-def run(rows: int = 16, cols: int = 16, dtype: str = "fp16", density: float = 0.6,
-        seed: int = 0) -> dict:
+def _problem(rows: int, cols: int, dtype: str, density: float, seed: int):
     rng = np.random.default_rng(seed)
     npdt = np.float16 if dtype == "fp16" else np.float32
     a = rng.uniform(-1, 1, (rows, cols)).astype(npdt)
     b = rng.uniform(-1, 1, rows).astype(npdt)
     x = rng.uniform(-1, 1, cols).astype(npdt)
     x[rng.random(cols) > density] = 0
+    return a, b, x
 
+
+def run(rows: int = 16, cols: int = 16, dtype: str = "fp16", density: float = 0.6,
+        seed: int = 0) -> dict:
+    a, b, x = _problem(rows, cols, dtype, density, seed)
     pe = ws.pe.LonePE()
     pe.load(program(rows, cols, dtype))
     pe.write("a", a.T.ravel())  # column-major: column j is contiguous
@@ -112,17 +119,40 @@ def run(rows: int = 16, cols: int = 16, dtype: str = "fp16", density: float = 0.
             "stats": stats, "nonzero": len(nz)}
 
 
+def run_wafer(rows: int = 16, cols: int = 16, dtype: str = "fp16", density: float = 0.6,
+              seed: int = 0) -> dict:
+    """The same on PE (0, 0) of a 1 x 1 wafer: x streamed in through the west edge port,
+    y out through the east one. ``stats`` are PE (0, 0)'s."""
+    a, b, x = _problem(rows, cols, dtype, density, seed)
+    w = ws.Wafer(1, 1)
+    w.route(X, [(0, -1), (0, 0)])
+    w.route(Y, [(0, 0), (0, 1)])
+    w.pe(0, 0).load(program(rows, cols, dtype))
+    w.memcpy_h2d("a", a.T.ravel(), rect=(0, 0))
+    w.memcpy_h2d("bias", b, rect=(0, 0))
+    w.launch("main")
+    nz = np.flatnonzero(x)
+    w.stream((0, -1), X, x[nz], dtype=dtype, index=nz)
+    w.close((0, -1), X, FINISH)
+    run = w.run()
+    y = w.collect((0, 1)).values(dtype, color=Y)
+    return {"y": y, "reference": reference(a, x, b, dtype), "numpy": (a.astype(np.float64) @ x + b),
+            "stats": run.pes[(0, 0)], "run": run, "nonzero": len(nz)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=32)
     ap.add_argument("--cols", type=int, default=32)
     ap.add_argument("--dtype", choices=["fp16", "fp32"], default="fp16")
+    ap.add_argument("--wafer", action="store_true", help="run on PE (0, 0) of a wafer")
     args = ap.parse_args(argv)
-    r = run(args.rows, args.cols, args.dtype)
+    r = (run_wafer if args.wafer else run)(args.rows, args.cols, args.dtype)
     exact = np.array_equal(r["y"], r["reference"])
     err = np.max(np.abs(r["y"].astype(np.float64) - r["numpy"]))
     s = r["stats"]
-    print(f"y = A x + b, {args.rows} x {args.cols} {args.dtype} on one PE: "
+    where = "PE (0, 0) of a wafer" if args.wafer else "one PE"
+    print(f"y = A x + b, {args.rows} x {args.cols} {args.dtype} on {where}: "
           f"{s['cycles']} cycles, {s['tasks_started'].get(X, 0)} column tasks, "
           f"{s['element_ops']} element operations")
     print(f"  bit-exact vs. once-rounded reference: {exact}; max |error| vs. float64: {err:.3g}")

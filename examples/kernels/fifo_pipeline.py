@@ -7,6 +7,9 @@ activates the `drain` task, which pops one element, squares it and sends it on c
 When the FIFO is full the move suspends until a pop makes room; when it is empty the pop
 waits for the next push (the wrap-bit rule of [0542]).
 
+On a wafer (``run_wafer``) the stream enters PE (0, 0) through the west edge port and the
+squares leave through the east one.
+
     python examples/kernels/fifo_pipeline.py --items 64 --capacity 4
 """
 
@@ -67,12 +70,29 @@ def run(items: int = 64, capacity: int = 4, interval: int = 1, seed: int = 0) ->
             "received": pe.gpr(11) == 1}
 
 
+def run_wafer(items: int = 64, capacity: int = 4, interval: int = 1, seed: int = 0) -> dict:
+    """The same program on PE (0, 0) of a wafer; x arrives from the west edge port, one
+    wavelet every ``interval`` cycles, and y leaves through the east one."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-4, 4, items).astype(np.float16)
+    w = ws.Wafer(1, 1)
+    w.route(X, [(0, -1), (0, 0)])
+    w.route(Y, [(0, 0), (0, 1)])
+    w.pe(0, 0).load(SOURCE.format(n=items, cap=capacity))
+    w.launch("main")
+    w.stream((0, -1), X, x, cycle=10 + interval * np.arange(items))
+    run = w.run()
+    return {"y": w.collect((0, 1)).values("fp16", color=Y), "want": x * x,
+            "stats": run.pes[(0, 0)], "received": w.pe(0, 0).gpr(11) == 1}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=64)
     ap.add_argument("--capacity", type=int, default=4)
+    ap.add_argument("--wafer", action="store_true", help="on PE (0, 0) of a wafer")
     args = ap.parse_args(argv)
-    r = run(args.items, args.capacity)
+    r = (run_wafer if args.wafer else run)(args.items, args.capacity)
     s = r["stats"]
     ok = np.array_equal(r["y"], r["want"]) and r["received"]
     print(f"{args.items} elements through a {args.capacity}-element FIFO: {s['cycles']} cycles, "

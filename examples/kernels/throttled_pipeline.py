@@ -7,6 +7,10 @@ queued [0390]; the queue fills to its stall threshold and backpressure holds the
 producer back [0329]-[0330]. Nothing is lost, the queue never exceeds its capacity, and
 the producer's average rate falls to the consumer's.
 
+On a wafer (``run_wafer``) the producer is a real PE: PE (0, 0) sends the items with one
+vector move on color C to PE (0, 1), which runs the consumer above; backpressure crosses
+both routers and fills the producer's output queue [0337].
+
     python examples/kernels/throttled_pipeline.py --items 200 --work 20
 """
 
@@ -47,6 +51,20 @@ spin:    addi r1, -1
 """
 
 
+PRODUCER = f"""
+.data
+x:    .space i16, {{n}}
+dx:   .dsd mem1d, base=x, length={{n}}, stride=2
+dc:   .dsd fabric_out, color={C}, length={{n}}, sw=1
+.export x
+.code
+.task main, 40
+main: lds1wds S1[0], dx
+      lddwds D[0], dc
+      mov16.t D[0], S1[0]          ; as fast as the fabric takes them
+"""
+
+
 def run(items: int = 200, work: int = 20, depth: int = 6, sample: int = 25) -> dict:
     pe = ws.pe.LonePE(input_queue_depth=depth)
     pe.load(SOURCE.format(work=work))
@@ -63,12 +81,37 @@ def run(items: int = 200, work: int = 20, depth: int = 6, sample: int = 25) -> d
             "stats": pe.stats(), "depth": depth}
 
 
+def run_wafer(items: int = 200, work: int = 20, depth: int = 6, sample: int = 25) -> dict:
+    """Producer on PE (0, 0), consumer on PE (0, 1), results out of the east edge port.
+    ``backlog`` rows: (cycle, items the producer sent, items the consumer finished)."""
+    w = ws.Wafer(1, 2, ce={"input_queue_depth": depth})
+    w.route(C, [(0, 0), (0, 1)])
+    w.route(OUT, [(0, 1), (0, 2)])
+    w.pe(0, 0).load(PRODUCER.format(n=items))
+    w.pe(0, 1).load(SOURCE.format(work=work))
+    x = np.arange(items, dtype=np.int16)
+    w.memcpy_h2d("x", x, rect=(0, 0))
+    w.launch("main")
+    backlog = []
+    while True:
+        r = w.run(max_cycles=sample)
+        backlog.append((w.cycle, w.pe(0, 0).stats()["wavelets_out"],
+                        w.pe(0, 1).stats()["wavelets_out"]))
+        if r.quiescent:
+            break
+    out = w.collect((0, 2)).values("i16", color=OUT)
+    return {"out": out, "want": (3 * x + 1).astype(np.int16), "backlog": np.array(backlog),
+            "stats": w.pe(0, 1).stats(), "producer": w.pe(0, 0).stats(),
+            "router_max": w.counters().occupancy_max, "depth": depth, "wafer": w}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=200)
     ap.add_argument("--work", type=int, default=20)
+    ap.add_argument("--wafer", action="store_true", help="producer and consumer on two PEs")
     args = ap.parse_args(argv)
-    r = run(args.items, args.work)
+    r = (run_wafer if args.wafer else run)(args.items, args.work)
     s, b = r["stats"], r["backlog"]
     ok = np.array_equal(r["out"], r["want"])
     rate_in = b[-1, 1] / b[-1, 0]

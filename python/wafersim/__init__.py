@@ -19,8 +19,10 @@ from .tensor import TensorUnit, TensorUnitConfig
 from . import pe
 from .defaults import DEFAULTS
 from . import layout
-from .stats import Arrivals, FabricCounters, RunStats
+from .layout import Rect
+from .stats import Arrivals, FabricCounters, PeStats, RunStats
 from .wafer import RouterView, Wafer
+from .wafer_pes import WaferPE
 from . import noc
 
 
@@ -45,7 +47,10 @@ __all__ = [
     "noc",
     "Wafer",
     "RouterView",
+    "WaferPE",
+    "Rect",
     "RunStats",
+    "PeStats",
     "Arrivals",
     "FabricCounters",
 ]

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import ConfigError, RouteError
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "STEP",
     "TOPOLOGIES",
     "Topology",
+    "Rect",
     "direction_index",
     "path",
     "ROUTING_ALGORITHMS",
@@ -135,6 +138,64 @@ class Topology:
 
     def hop_cycles(self, d: str) -> int:
         return self.diag_hop_cycles if d in ("NE", "SW", "NW", "SE") else 1
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A rectangle of PEs: rows ``row .. row+height-1``, columns ``col .. col+width-1``.
+
+    Host operations over many PEs (``Wafer.load``, ``memcpy_h2d``, ``memcpy_d2h``,
+    ``launch``) take one, as a ``Rect``, a ``(row, col, height, width)`` tuple, a single
+    ``(row, col)`` PE, or None for the whole wafer. Arrays over a rectangle have shape
+    ``(height, width, ...)``, row-major like the PEs: ``a[i, j]`` belongs to PE
+    ``(row + i, col + j)``.
+    """
+
+    row: int
+    col: int
+    height: int = 1
+    width: int = 1
+
+    @classmethod
+    def of(cls, value, rows: int, cols: int) -> "Rect":
+        """``value`` as a Rect inside a rows x cols wafer (ConfigError names it otherwise)."""
+        if value is None:
+            return cls(0, 0, rows, cols)
+        if isinstance(value, Rect):
+            rect = value
+        else:
+            try:
+                parts = tuple(int(v) for v in value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"rect must be a Rect, (row, col, height, width) or (row, col), "
+                                  f"got {value!r}") from None
+            if len(parts) not in (2, 4) or any(float(v) != int(v) for v in value):
+                raise ConfigError(f"rect must be a Rect, (row, col, height, width) or (row, col), "
+                                  f"got {value!r}")
+            rect = cls(*parts)
+        if rect.height < 1 or rect.width < 1:
+            raise ConfigError(f"rect {rect.describe()} is empty (height and width must be >= 1)")
+        if not (0 <= rect.row and rect.row + rect.height <= rows and 0 <= rect.col
+                and rect.col + rect.width <= cols):
+            raise ConfigError(f"rect {rect.describe()} reaches outside the {rows}x{cols} wafer")
+        return rect
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.height, self.width)
+
+    def points(self) -> list[tuple[int, int]]:
+        """The PEs of the rectangle, row by row."""
+        return [(self.row + i, self.col + j) for i in range(self.height) for j in range(self.width)]
+
+    def ids(self, cols: int) -> np.ndarray:
+        """Router ids (row * cols + col) of the PEs, row by row."""
+        r = np.arange(self.row, self.row + self.height, dtype=np.int64)[:, None]
+        c = np.arange(self.col, self.col + self.width, dtype=np.int64)[None, :]
+        return (r * cols + c).ravel().astype(np.uint32)
+
+    def describe(self) -> str:
+        return (f"({self.row}, {self.col}) + {self.height}x{self.width}")
 
 
 def _next_dir(topo: Topology, algorithm: str, r: int, c: int, dst) -> str:

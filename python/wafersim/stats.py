@@ -1,6 +1,7 @@
 """What a run reports: plain dataclasses of numpy arrays, never one object per wavelet.
 
-* :class:`RunStats` - one ``Wafer.run`` call: cycles, moves, latency and hop histograms.
+* :class:`RunStats` - one ``Wafer.run`` call: cycles, moves, latency and hop histograms,
+  and the per-PE statistics of the compute elements (:class:`PeStats`).
 * :class:`Arrivals` - what reached host ports (``Wafer.collect``), one array per field.
 * :class:`FabricCounters` - per link, color and router counters since the last reset
   (``Wafer.counters``), and an energy estimate from ASSUMED per-event energies: the source
@@ -11,18 +12,62 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .layout import DIR_INDEX, DIRECTIONS, Topology
 
-__all__ = ["RunStats", "Arrivals", "FabricCounters", "EnergyReport"]
+__all__ = ["RunStats", "PeStats", "Arrivals", "FabricCounters", "EnergyReport"]
 
 
 def _hist_mean(hist: np.ndarray) -> float:
     n = int(hist.sum())
     return float(np.dot(np.arange(len(hist)), hist) / n) if n else math.nan
+
+
+class PeStats(Mapping):
+    """Statistics of the compute elements over one ``Wafer.run``: ``stats[(r, c)]`` is the
+    dict ``LonePE.stats()`` returns (cycles stepped, busy cycles per task, tasks started,
+    instructions by opcode, stalls by cause, microthread waits, vector iterations and
+    element operations, wavelets in / out, queue high-water marks, trace spans), counted
+    from the start of the run, for every PE that had a program when it started."""
+
+    def __init__(self, rows: int, cols: int, by_pe: dict):
+        self.rows, self.cols = rows, cols
+        self._by_pe = by_pe
+
+    def __getitem__(self, pe):
+        return self._by_pe[tuple(int(v) for v in pe)]
+
+    def __iter__(self):
+        return iter(self._by_pe)
+
+    def __len__(self) -> int:
+        return len(self._by_pe)
+
+    def __repr__(self) -> str:
+        return f"PeStats({len(self)} PEs, {self.total('element_ops')} element operations)"
+
+    def total(self, key: str):
+        """A counter summed over PEs: a number, or a dict summed key by key (e.g.
+        ``total("instructions")`` -> instructions by opcode over the whole wafer)."""
+        values = [s[key] for s in self._by_pe.values()]
+        if values and isinstance(values[0], dict):
+            out: dict = {}
+            for v in values:
+                for k, n in v.items():
+                    out[k] = out.get(k, 0) + n
+            return dict(sorted(out.items(), key=lambda kv: str(kv[0])))
+        return sum(values)
+
+    def array(self, key: str) -> np.ndarray:
+        """(rows, cols) array of a numeric counter (0 where a PE has no program)."""
+        out = np.zeros((self.rows, self.cols), dtype=np.int64)
+        for (r, c), s in self._by_pe.items():
+            out[r, c] = s[key]
+        return out
 
 
 @dataclass(frozen=True)
@@ -38,6 +83,8 @@ class RunStats:
     router_cycles: int       #: routers processed, summed over cycles (active-set work)
     latency_histogram: np.ndarray = field(repr=False)  #: [k] = delivered with latency k
     hop_histogram: np.ndarray = field(repr=False)      #: [k] = delivered after k hops
+    pes: PeStats | None = field(default=None, repr=False)  #: the compute elements' statistics
+    parallel_phases: int = 0  #: phases the cycle loop ran in several OpenMP threads
 
     @property
     def end_cycle(self) -> int:
@@ -81,6 +128,18 @@ class Arrivals:
 
     def __len__(self) -> int:
         return len(self.data)
+
+    def values(self, dtype: str = "fp16", sw: int = 1, *, color: int | None = None,
+               include_control: bool = False) -> np.ndarray:
+        """The element values the wavelets carry (of one ``color``, control wavelets left
+        out by default), decoded as ``dtype`` with SIMD width ``sw`` [0502]: the numpy end
+        of a stream a program sends to an edge port."""
+        from .ce_access import decode_values
+
+        keep = np.ones(len(self.data), dtype=bool) if color is None else self.color == color
+        if not include_control:
+            keep &= ~self.ctrl
+        return decode_values(self.data[keep], dtype, sw)
 
     @property
     def latency(self) -> np.ndarray:

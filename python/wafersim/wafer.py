@@ -1,12 +1,14 @@
 """The emulated wafer: a fabric of routers, its routes, host I/O and the cycle loop.
 
-``Wafer`` composes the C++ core (``wafersim._core.fabric.Wafer``); later work adds the
-compute elements on the ramps (``w.pe(r, c)``, memcpy, launch). See docs/fabric.md.
+``Wafer`` composes the C++ core (``wafersim._core.fabric.Wafer``); the compute elements on
+the PEs' ramps (``w.pe(r, c)``, ``load``, ``memcpy_h2d``, ``launch``, ...) come from
+:class:`wafersim.wafer_pes.PeHost`. See docs/fabric.md and docs/compute_element.md.
 """
 
 from __future__ import annotations
 
 import numbers
+from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from .errors import ConfigError, RouteError
 from .layout import DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology, direction_index
 from .layout import path as layout_path
 from .stats import Arrivals, FabricCounters, RunStats
+from .wafer_pes import PeHost
 
 __all__ = ["Wafer", "RouterView"]
 
@@ -87,7 +90,7 @@ class RouterView:
         return list(self._w._core.queue(self._id, _int(color, "color", 0, 63)))
 
 
-class Wafer:
+class Wafer(PeHost):
     """A wafer of ``rows x cols`` PEs joined by a wavelet fabric.
 
     Parameters (defaults from ``wafersim.DEFAULTS``):
@@ -103,7 +106,14 @@ class Wafer:
       ``threads``: OpenMP threads (None: OpenMP's default);
     * ``mode``: ``"colors"`` (the color-routed fabric of seed 000) or ``"packets"`` (NoC
       studies: each wavelet is steered by its destination with ``packet_routing`` ``"xy"``
-      or ``"diag_first"``, one queue per input port; docs/noc.md).
+      or ``"diag_first"``, one queue per input port; docs/noc.md);
+    * ``ce``: options of the compute elements that loaded programs get (a dict with the
+      keyword arguments of :class:`wafersim.pe.LonePE`: ``memory_bytes``, ``code_bytes``,
+      ``input_queue_depth``, ``output_queue_depth``, ``microthreads``,
+      ``task_start_latency``, ``picker``, ``rng_seed`` (PE (r, c) uses rng_seed + r * cols
+      + c), ``rng_resources``);
+    * ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True) gives every PE with a
+      program a tensor unit, created on its first tensor instruction (docs/tensor.md).
     """
 
     def __init__(self, rows: int, cols: int, topology: str = "mesh", *, skip: int | None = None,
@@ -111,7 +121,8 @@ class Wafer:
                  diag_hop_cycles: int | None = None, scheduler: str | None = None,
                  priority_split: int | None = None, watchdog: int | None = None,
                  threads: int | None = None, mode: str = "colors",
-                 packet_routing: str | None = None):
+                 packet_routing: str | None = None, ce: dict | None = None,
+                 tensor_unit=None):
         if topology not in TOPOLOGIES:
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         if mode not in _MODES:
@@ -142,6 +153,7 @@ class Wafer:
             0 if threads is None else _int(threads, "threads", 1),
             _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1))
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
+        self._init_pes(ce, tensor_unit)
 
     # --- shape and properties ----------------------------------------------------------
     @property
@@ -173,6 +185,17 @@ class Wafer:
     @threads.setter
     def threads(self, n: int | None) -> None:
         self._core.threads = 0 if n is None else _int(n, "threads", 1)
+
+    @property
+    def parallel_min_routers(self) -> int:
+        """A phase with fewer active routers runs in one thread (512; 256 once the wafer has
+        compute elements): a parallel region costs more than a small phase. Results do not
+        depend on it; tune it for machines with many cores."""
+        return int(self._core.parallel_min_routers)
+
+    @parallel_min_routers.setter
+    def parallel_min_routers(self, n: int) -> None:
+        self._core.parallel_min_routers = _int(n, "parallel_min_routers", 0)
 
     @property
     def watchdog(self) -> int:
@@ -417,17 +440,38 @@ class Wafer:
                         injected=raw["injected"], arrived=raw["arrived"])
 
     # --- running -------------------------------------------------------------------------
-    def run(self, max_cycles: int | None = None) -> RunStats:
+    def run(self, max_cycles: int | None = None, *, trace: str | Path | None = None) -> RunStats:
         """Runs until no work is left (or ``max_cycles``); checks routes first.
 
-        Raises ``DeadlockError`` (with a report) when wavelets are in flight and nothing
-        moved for ``watchdog`` cycles [0306], and ``RouteError`` for bad routes or for two
-        wavelets of one color arriving at a router in the same cycle [0302].
+        Returns the fabric's statistics of this run and, in ``.pes``, each compute
+        element's (cycles busy per task, instructions by opcode, stalls by cause, ...).
+        ``trace`` writes a Chrome/Perfetto trace of the run's task spans, one process per
+        PE (also when the run ends in an error). Raises ``DeadlockError`` (with a report of
+        stuck queues, waiting PEs and any wait cycle) when work is pending and nothing
+        moved for ``watchdog`` cycles [0306], ``RouteError`` for bad routes or for two
+        wavelets of one color arriving at a router in the same cycle [0302], and the
+        ``ProgramError`` / ``MemoryAccessError`` of the first failing PE (lowest id).
         """
         cycles = _FOREVER if max_cycles is None else _int(max_cycles, "max_cycles", 0)
-        r = self._core.run(cycles)
+        tracing = trace is not None
+        if tracing:
+            was = self._core.ce_config.trace
+            self._core.set_ce_trace(True)
+        try:
+            r = self._core.run(cycles)
+        except BaseException:
+            if tracing:  # the trace shows where a failed run stopped
+                self._write_trace(trace, self._pe_run_stats())
+            raise
+        finally:
+            if tracing:
+                self._core.set_ce_trace(was)
+        pes = self._pe_run_stats()
+        if tracing:
+            self._write_trace(trace, pes)
         return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
-                        r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"])
+                        r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"],
+                        pes, r["parallel_phases"])
 
     def counters(self) -> FabricCounters:
         """Per-link, per-color and per-router counters since the last reset."""

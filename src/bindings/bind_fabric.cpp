@@ -96,6 +96,7 @@ py::dict run_result(const sim::RunResult& r) {
   d["injected"] = r.injected;
   d["delivered"] = r.delivered;
   d["router_cycles"] = r.router_cycles;
+  d["parallel_phases"] = r.parallel_phases;
   d["latency_hist"] = to_array(r.latency_hist);
   d["hop_hist"] = to_array(r.hop_hist);
   return d;

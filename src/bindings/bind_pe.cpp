@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/pe/ce_config.hpp"
+#include "wafersim/pe/compute_element.hpp"
 #include "wafersim/pe/isa.hpp"
 #include "wafersim/pe/lone_pe.hpp"
 
@@ -46,7 +47,9 @@ const char* start_name(TaskStart s) {
   return "?";
 }
 
-py::dict stats_dict(const CeStats& s) {
+}  // namespace
+
+py::dict ce_stats_dict(const CeStats& s) {
   py::dict d;
   d["cycles"] = s.cycles;
   d["busy_cycles"] = s.busy_cycles;
@@ -83,6 +86,9 @@ py::dict stats_dict(const CeStats& s) {
   d["wavelets_in"] = s.wavelets_in;
   d["wavelets_out"] = s.wavelets_out;
   d["wavelets_local"] = s.wavelets_local;
+  d["tensor_passes"] = s.tensor_passes;
+  d["tensor_cycles"] = s.tensor_cycles;
+  d["tensor_macs"] = s.tensor_macs;
   py::list spans, uspans;
   for (const auto& t : s.task_spans) {
     spans.append(py::make_tuple(static_cast<int>(t.id), start_name(t.how), t.start, t.end));
@@ -95,6 +101,8 @@ py::dict stats_dict(const CeStats& s) {
   d["microthread_spans"] = uspans;
   return d;
 }
+
+namespace {
 
 py::dict sink_dict(const std::vector<SinkRecord>& recs) {
   const auto n = static_cast<py::ssize_t>(recs.size());
@@ -143,6 +151,18 @@ void bind_pe(py::module_& root) {
       .def_readwrite("row", &CeConfig::row)
       .def_readwrite("col", &CeConfig::col)
       .def_readwrite("trace", &CeConfig::trace)
+      .def_readwrite("tensor_unit", &CeConfig::tensor_unit)
+      .def(
+          "set_tensor_unit",
+          [](CeConfig& c, int rows, int cols, int lanes, const std::string& dtype, bool ws, bool ds,
+             int queue_rows, int sram_bytes, const std::string& pipeline, const std::string& mode) {
+            c.tensor = tensor_unit_config(rows, cols, lanes, dtype, ws, ds, queue_rows, sram_bytes,
+                                          pipeline, mode);
+            c.tensor_unit = true;
+          },
+          py::arg("rows"), py::arg("cols"), py::arg("lanes"), py::arg("dtype"),
+          py::arg("weight_signed"), py::arg("data_signed"), py::arg("input_queue_rows"),
+          py::arg("sram_bytes"), py::arg("pipeline"), py::arg("mode"))
       .def_property_readonly("data_bytes", &CeConfig::data_bytes)
       .def_property_readonly("max_instructions", &CeConfig::max_instructions)
       .def("validate", [](const CeConfig& c) { validate(c); });
@@ -165,58 +185,64 @@ void bind_pe(py::module_& root) {
       },
       py::arg("word"), "Decodes a 20-bit word with the C++ decoder (mnemonic 'illegal' if none).");
 
-  py::class_<LonePe>(m, "LonePe")
-      .def(py::init<const CeConfig&, uint64_t, int>(), py::arg("config"), py::arg("loopback"),
-           py::arg("router_queue_depth") = 2)
-      .def_property_readonly("cycle", &LonePe::cycle)
-      .def_property_readonly("loopback", &LonePe::loopback)
+  py::class_<ComputeElement>(m, "ComputeElement",
+                             "One PE's compute element (owned by a LonePe or a Wafer)")
       .def(
           "load_code",
-          [](LonePe& p, uint32_t first, const CArray<uint32_t>& words) {
-            p.ce().load_code(first, view(words));
+          [](ComputeElement& ce, uint32_t first, const CArray<uint32_t>& words) {
+            ce.load_code(first, view(words));
           },
           py::arg("first"), py::arg("words").noconvert())
-      .def("fetch_word", [](const LonePe& p, uint32_t i) { return p.ce().fetch_word(i); })
+      .def("fetch_word", &ComputeElement::fetch_word)
       .def(
           "write_memory",
-          [](LonePe& p, uint32_t addr, const CArray<uint8_t>& bytes) {
-            p.ce().write_memory(addr, view(bytes));
+          [](ComputeElement& ce, uint32_t addr, const CArray<uint8_t>& bytes) {
+            ce.write_memory(addr, view(bytes));
           },
           py::arg("addr"), py::arg("bytes").noconvert())
       .def(
           "read_memory",
-          [](const LonePe& p, uint32_t addr, uint32_t n) {
+          [](const ComputeElement& ce, uint32_t addr, uint32_t n) {
             CArray<uint8_t> out(static_cast<py::ssize_t>(n));
-            p.ce().read_memory(addr, std::span<uint8_t>(out.mutable_data(), n));
+            ce.read_memory(addr, std::span<uint8_t>(out.mutable_data(), n));
             return out;
           },
           py::arg("addr"), py::arg("n"))
-      .def_property("base", [](const LonePe& p) { return p.ce().base(); },
-                    [](LonePe& p, uint32_t b) { p.ce().set_base(b); })
-      .def("activate", [](LonePe& p, int id) { p.ce().activate(id); }, py::arg("id"))
-      .def("gpr", [](const LonePe& p, int r) { return p.ce().gpr(r); }, py::arg("r"))
-      .def("set_gpr", [](LonePe& p, int r, uint16_t v) { p.ce().set_gpr(r, v); })
-      .def("dsr", [](const LonePe& p, const std::string& s, int n) { return p.ce().dsr(dsr_set_named(s), n); })
-      .def("set_dsr", [](LonePe& p, const std::string& s, int n, uint64_t raw) {
-        p.ce().set_dsr(dsr_set_named(s), n, raw);
+      .def_property("base", &ComputeElement::base, &ComputeElement::set_base)
+      .def_property_readonly("config", &ComputeElement::config)
+      .def("activate", &ComputeElement::activate, py::arg("id"))
+      .def("gpr", &ComputeElement::gpr, py::arg("r"))
+      .def("set_gpr", &ComputeElement::set_gpr)
+      .def("dsr", [](const ComputeElement& ce, const std::string& s, int n) { return ce.dsr(dsr_set_named(s), n); })
+      .def("set_dsr", [](ComputeElement& ce, const std::string& s, int n, uint64_t raw) {
+        ce.set_dsr(dsr_set_named(s), n, raw);
       })
-      .def("xdsr", [](const LonePe& p, int n) { return p.ce().xdsr(n); })
-      .def("set_xdsr", [](LonePe& p, int n, uint64_t raw) { p.ce().set_xdsr(n, raw); })
-      .def("stride_reg", [](const LonePe& p, int n) { return p.ce().stride_reg(n); })
-      .def("set_stride_reg", [](LonePe& p, int n, uint16_t v) { p.ce().set_stride_reg(n, v); })
-      .def_property_readonly("flag", [](const LonePe& p) { return p.ce().flag(); })
-      .def_property_readonly("active_ids", [](const LonePe& p) { return p.ce().active_ids(); })
-      .def_property_readonly("blocked_ids", [](const LonePe& p) { return p.ce().blocked_ids(); })
-      .def("input_queue_size", [](const LonePe& p, int c) { return p.ce().input_queue_size(c); })
-      .def("output_queue_size", [](const LonePe& p, int c) { return p.ce().output_queue_size(c); })
-      .def_property_readonly("stall_to_router", [](const LonePe& p) { return p.ce().stall_to_router(); })
-      .def_property_readonly("task_running", [](const LonePe& p) { return p.ce().task_running(); })
-      .def_property_readonly("running_task", [](const LonePe& p) { return p.ce().running_task(); })
-      .def_property_readonly("pc", [](const LonePe& p) { return p.ce().pc(); })
-      .def_property_readonly("microthreads_in_use",
-                             [](const LonePe& p) { return p.ce().microthreads_in_use(); })
-      .def_property("fp_control", [](const LonePe& p) { return p.ce().fp_control(); },
-                    [](LonePe& p, const numerics::FpControl& c) { p.ce().set_fp_control(c); })
+      .def("xdsr", &ComputeElement::xdsr)
+      .def("set_xdsr", &ComputeElement::set_xdsr)
+      .def("stride_reg", &ComputeElement::stride_reg)
+      .def("set_stride_reg", &ComputeElement::set_stride_reg)
+      .def_property_readonly("flag", &ComputeElement::flag)
+      .def_property_readonly("active_ids", &ComputeElement::active_ids)
+      .def_property_readonly("blocked_ids", &ComputeElement::blocked_ids)
+      .def("input_queue_size", &ComputeElement::input_queue_size)
+      .def("output_queue_size", &ComputeElement::output_queue_size)
+      .def_property_readonly("stall_to_router", &ComputeElement::stall_to_router)
+      .def_property_readonly("task_running", &ComputeElement::task_running)
+      .def_property_readonly("running_task", &ComputeElement::running_task)
+      .def_property_readonly("pc", &ComputeElement::pc)
+      .def_property_readonly("microthreads_in_use", &ComputeElement::microthreads_in_use)
+      .def_property("fp_control", &ComputeElement::fp_control, &ComputeElement::set_fp_control)
+      .def_property_readonly("idle", &ComputeElement::idle)
+      .def("stats", [](ComputeElement& ce) { return ce_stats_dict(ce.stats()); })
+      .def("describe_wait", &ComputeElement::describe_wait);
+
+  py::class_<LonePe>(m, "LonePe")
+      .def(py::init<const CeConfig&, uint64_t, int>(), py::arg("config"), py::arg("loopback"),
+           py::arg("router_queue_depth") = 2)
+      .def_property_readonly("ce", [](LonePe& p) -> ComputeElement& { return p.ce(); },
+                             py::return_value_policy::reference_internal)
+      .def_property_readonly("cycle", &LonePe::cycle)
+      .def_property_readonly("loopback", &LonePe::loopback)
       .def(
           "inject",
           [](LonePe& p, int color, const CArray<uint32_t>& data, const CArray<uint16_t>& index,
@@ -262,9 +288,7 @@ void bind_pe(py::module_& root) {
             return p.ce().idle() && !p.in_flight();
           },
           py::arg("max_cycles"), py::arg("watchdog"))
-      .def_property_readonly("idle", [](const LonePe& p) { return p.ce().idle(); })
       .def_property_readonly("in_flight", &LonePe::in_flight)
-      .def("stats", [](LonePe& p) { return stats_dict(p.ce().stats()); })
       .def("reset_stats", [](LonePe& p) { p.ce().reset_stats(); })
       .def("describe_wait", &LonePe::describe_wait);
 }

@@ -145,6 +145,20 @@ void check_operand_dtype(const MatrixArray& array, const py::array& a, const cha
 
 }  // namespace
 
+TensorUnitConfig tensor_unit_config(int rows, int cols, int lanes, const std::string& dtype,
+                                    bool weight_signed, bool data_signed, int input_queue_rows,
+                                    int sram_bytes, const std::string& pipeline,
+                                    const std::string& mode) {
+  TensorUnitConfig c;
+  c.array = {rows, cols, lanes, dtype_named(dtype), weight_signed, data_signed};
+  c.input_queue_rows = input_queue_rows;
+  c.sram_bytes = sram_bytes;
+  c.pipeline = pipeline_named(pipeline);
+  c.exec = exec_named(mode);
+  return c;
+}
+
+
 void bind_tensor(py::module_& root) {
   py::module_ m = root.def_submodule("tensor", "seed-002 tensor unit: matrix array, vector engine");
 
@@ -336,13 +350,8 @@ void bind_tensor(py::module_& root) {
   py::class_<TensorUnit>(m, "TensorUnit")
       .def(py::init([](int rows, int cols, int lanes, const std::string& dtype, bool ws, bool ds,
                        int queue_rows, int sram_bytes, const std::string& pipeline, const std::string& mode) {
-             TensorUnitConfig c;
-             c.array = {rows, cols, lanes, dtype_named(dtype), ws, ds};
-             c.input_queue_rows = queue_rows;
-             c.sram_bytes = sram_bytes;
-             c.pipeline = pipeline_named(pipeline);
-             c.exec = exec_named(mode);
-             return std::make_unique<TensorUnit>(c);
+             return std::make_unique<TensorUnit>(tensor_unit_config(
+                 rows, cols, lanes, dtype, ws, ds, queue_rows, sram_bytes, pipeline, mode));
            }),
            py::arg("rows"), py::arg("cols"), py::arg("lanes"), py::arg("dtype"), py::arg("weight_signed"),
            py::arg("data_signed"), py::arg("input_queue_rows"), py::arg("sram_bytes"),

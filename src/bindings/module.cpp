@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   bind_tensor(m);
   bind_pe(m);
   bind_fabric(m);
+  bind_wafer_pe(m);
 }

@@ -24,10 +24,11 @@ __all__ = ["assemble", "encode_line", "ENTRY_SLOTS", "TASK_IDS"]
 TASK_IDS = 64
 ENTRY_SLOTS = 4  # instructions per task entry: Base + 4*id [0371]
 
+# Bytes (u8, i8) are for tensor-unit operands; the CE itself reads 16 and 32 bits [0579].
 _DATA_TYPES = {".fp16": "<f2", ".fp32": "<f4", ".i16": "<i2", ".u16": "<u2", ".i32": "<i4",
-               ".u32": "<u4"}
+               ".u32": "<u4", ".u8": "u1", ".i8": "i1"}
 _SPACE_TYPES = {"fp16": "<f2", "fp32": "<f4", "i16": "<i2", "u16": "<u2", "i32": "<i4",
-                "u32": "<u4"}
+                "u32": "<u4", "u8": "u1", "i8": "i1"}
 _LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*:(?!:)")
 
 
@@ -132,7 +133,7 @@ class _Assembler:
                     kind = "data"
                 else:
                     self.fail(where, f"{tok!r} is not a data directive (.fp16 .fp32 .i16 .u16 "
-                                     ".i32 .u32 .space .org .align .dsd .xdsd .stride)")
+                                     ".i32 .u32 .u8 .i8 .space .org .align .dsd .xdsd .stride)")
             else:
                 if op.startswith(".") and op != ".word":
                     self.fail(where, f"{tok!r} is not a code directive (.task .export .base "

@@ -259,10 +259,13 @@ class Encoder:
             return {"op1_type": 3}
         self._nargs(op, ops, 1)
         (o,) = ops
+        source = op.raw.get("source")  # tensor instructions: "vector" (S1[n] only) or "value"
         if o.kind == "s1":
-            if kind not in ("block", "unblock", "activate", "nop"):
+            if kind not in ("block", "unblock", "activate", "nop") and source != "vector":
                 raise EncodeError(f"{op.mnemonic} takes no vector source")
             return {"op1_type": 0, "op1": self.reg_index(o, 0, 11, "S1DSR")}
+        if source == "vector":
+            raise EncodeError(f"{op.mnemonic} takes a descriptor S1[n], got {o.text}")
         if o.kind == "gpr":
             return {"op1_type": 2, "op1": o.value}
         if o.kind == "mem":
@@ -287,6 +290,8 @@ class Encoder:
             raise EncodeError(f"{op.mnemonic} source {o.text}: use #imm, a register, [addr] or S1[n]")
         if kind in ("block", "unblock", "activate") and not (0 <= v < 64 or v == 255):
             raise EncodeError(f"{op.mnemonic} #{v} names no id: use 0..63, or #255 for all ids [0394]")
+        if op.mnemonic == "tdone" and not (0 <= v < 64 or v == 255):
+            raise EncodeError(f"tdone #{v} names no id: use 0..63, or #255 for none")
         return self._imm8(v, "immediate")
 
     def _imm(self, op, ops, pc, force):

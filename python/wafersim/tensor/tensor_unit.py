@@ -36,6 +36,17 @@ class TensorUnitConfig:
     mode: str = "fast"
 
 
+def check_config(config: TensorUnitConfig) -> None:
+    """The checks Python makes before the core sees a configuration (ConfigError)."""
+    check_dtype(config.dtype)
+    if config.mode not in ("fast", "cycle"):
+        raise ConfigError(f"mode must be 'fast' or 'cycle', got {config.mode!r}")
+    for name in ("rows", "cols", "lanes", "input_queue_rows", "sram_bytes"):
+        v = getattr(config, name)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ConfigError(f"TensorUnitConfig.{name} must be an integer, got {v!r}")
+
+
 def quantize_program(scale: int, shift: int, zero_point: int = 0, *, relu: bool = True,
                      signed: bool = False) -> str:
     """The one-triad vector program of a quantized layer: dequeue a 32-bit row, (ReLU +)
@@ -60,9 +71,7 @@ class TensorUnit:
             config = TensorUnitConfig(**{**asdict(config), **overrides})
         if not isinstance(config, TensorUnitConfig):
             raise ConfigError(f"config must be a TensorUnitConfig, got {type(config).__name__}")
-        check_dtype(config.dtype)
-        if config.mode not in ("fast", "cycle"):
-            raise ConfigError(f"mode must be 'fast' or 'cycle', got {config.mode!r}")
+        check_config(config)
         self.config = config
         c = config
         self._t = _core.tensor.TensorUnit(c.rows, c.cols, c.lanes, c.dtype, c.weight_signed,

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "wafersim/fabric/wavelet.hpp"
 
@@ -30,6 +31,15 @@ namespace wafersim::fabric {
 struct RampStep {
   bool offered = false;     // `offer` holds one wavelet for the on-ramp
   bool progressed = false;  // did useful work this cycle (the watchdog counts it as progress)
+};
+
+// One thing an endpoint is waiting for, for the deadlock report's wait-cycle search: to send
+// a wavelet of `color` (the router stalls it) or to receive one (nothing of `color` comes).
+struct EndpointWait {
+  enum class Kind : uint8_t { send, receive };
+  Kind kind = Kind::receive;
+  uint8_t color = 0;
+  std::string who;  // what waits, e.g. "task 3 pc 12 (mov16) dst"
 };
 
 class RampEndpoint {
@@ -55,6 +65,10 @@ class RampEndpoint {
 
   // A short description for deadlock reports: what the endpoint holds and waits on.
   virtual std::string describe() const = 0;
+
+  // For deadlock reports: what it waits to send or receive (default: nothing). Only called
+  // when the watchdog fires, never in the cycle loop.
+  virtual void waits(std::vector<EndpointWait>& /*out*/) const {}
 };
 
 }  // namespace wafersim::fabric

@@ -39,6 +39,11 @@ void validate(const CeConfig& c) {
   require(c.rng_resources == 1 || c.rng_resources == 2 || c.rng_resources == 4 ||
               c.rng_resources == 7,
           "rng_resources must be 1, 2, 4 or 7 [0682], got " + n(c.rng_resources));
+  if (c.tensor_unit) {
+    tensor::validate(c.tensor.array);  // ConfigError naming the field
+    require(c.tensor.input_queue_rows >= 1 && c.tensor.input_queue_rows <= 4096,
+            "tensor unit input_queue_rows must be in 1..4096, got " + n(c.tensor.input_queue_rows));
+  }
 }
 
 std::string pe_name(const CeConfig& c) {

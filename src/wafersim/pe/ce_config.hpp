@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "wafersim/tensor/tensor_unit.hpp"
+
 namespace wafersim::pe {
 
 // How the picker chooses among ready queues and activated ids [0375], [0466].
@@ -26,6 +28,9 @@ struct CeConfig {
   uint64_t rng_seed = 0;
   int row = 0, col = 0;               // position on the wafer, for messages
   bool trace = false;                 // record task spans for a Chrome/Perfetto trace
+  // An attached tensor unit (seed 002), created on the first tensor instruction.
+  bool tensor_unit = false;
+  tensor::TensorUnitConfig tensor;
 
   uint32_t data_bytes() const { return memory_bytes - code_bytes; }
   // 20-bit instructions are packed three to a 64-bit word [0348].

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "wafersim/pe/ce_errors.hpp"
+#include "wafersim/pe/ce_tensor.hpp"
 #include "wafersim/pe/compute_element.hpp"
 
 namespace wafersim::pe {
@@ -191,7 +192,39 @@ std::string ComputeElement::describe_wait() const {
     else if (p.lanes == 0 && !p.term) os << "waiting: " << describe_stall(p);
     else os << "ready";
   }
+  if (tensor_busy()) os << "\n  " << describe_tensor();
   return os.str();
+}
+
+std::vector<ComputeElement::Wait> ComputeElement::waits() const {
+  std::vector<Wait> out;
+  auto add = [&](const Probe& p, const std::string& who) {
+    if (p.lanes > 0 || p.term || p.cause == StallCause::none) return;
+    out.push_back({p.cause, p.color, who + " " + p.operand});
+  };
+  if (task_.active && fg_active_) {
+    add(probe(core_, *fg_), "task " + std::to_string(task_.id) + " pc " + std::to_string(task_.pc) +
+                                " (" + fg_->mnemonic() + ")");
+  }
+  for (size_t i = 0; i < ut_.size(); ++i) {
+    if (!((ut_used_ >> i) & 1u)) continue;
+    const VectorOp& op = *ut_[i];
+    if (core_.picker.is_blocked(op.owner)) continue;  // waits for an unblock, not for a color
+    add(probe(core_, op), "microthread " + std::to_string(i) + " (task " + std::to_string(op.owner) +
+                              " pc " + std::to_string(op.pc) + " " + op.mnemonic() + ")");
+  }
+  if (tensor_busy() && tensor_->pass.fabric && core_.cycle >= tensor_->pass.done_at) {
+    out.push_back({StallCause::output_full, tensor_->pass.color,
+                   "tensor unit (" + std::string(tensor_->pass.mnemonic) + " at pc " +
+                       std::to_string(tensor_->pass.pc) + ") results"});
+  }
+  for (fabric::ColorMask m = core_.outq.nonempty(); m; m &= m - 1) {
+    const int c = __builtin_ctzll(m);
+    out.push_back({StallCause::output_full, c,
+                   "output queue of color " + std::to_string(c) + " (" +
+                       std::to_string(core_.outq.size(c)) + " wavelets)"});
+  }
+  return out;
 }
 
 }  // namespace wafersim::pe

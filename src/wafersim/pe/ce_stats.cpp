@@ -1,5 +1,7 @@
 #include "wafersim/pe/ce_stats.hpp"
 
+#include <cstddef>
+
 namespace wafersim::pe {
 
 const char* stall_cause_name(StallCause c) {
@@ -11,8 +13,40 @@ const char* stall_cause_name(StallCause c) {
     case StallCause::fifo_empty: return "fifo_empty";
     case StallCause::fifo_full: return "fifo_full";
     case StallCause::ut_slot_busy: return "ut_slot_busy";
+    case StallCause::tensor_busy: return "tensor_busy";
   }
   return "?";
+}
+
+CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
+  // Field by field: the size check below fails when a counter is added without a line here.
+  static_assert(sizeof(CeCounters) == 14 * 8 + (2 * fabric::kMaxColorIds + isa::kOps +
+                                                 2 * kStallCauses) * 8 + fabric::kMaxColorIds,
+                "a CeCounters field is missing from counters_since");
+  CeCounters d = now;
+  auto sub = [](auto& a, const auto& b) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] -= b[i];
+  };
+  d.cycles -= then.cycles;
+  d.busy_cycles -= then.busy_cycles;
+  d.stall_cycles -= then.stall_cycles;
+  sub(d.busy_by_id, then.busy_by_id);
+  sub(d.tasks_by_id, then.tasks_by_id);
+  sub(d.instructions, then.instructions);
+  sub(d.stalls, then.stalls);
+  sub(d.microthread_waits, then.microthread_waits);
+  d.microthread_blocked -= then.microthread_blocked;
+  d.iterations -= then.iterations;
+  d.microthread_iterations -= then.microthread_iterations;
+  d.element_ops -= then.element_ops;
+  d.suspensions -= then.suspensions;
+  d.wavelets_in -= then.wavelets_in;
+  d.wavelets_out -= then.wavelets_out;
+  d.wavelets_local -= then.wavelets_local;
+  d.tensor_passes -= then.tensor_passes;
+  d.tensor_cycles -= then.tensor_cycles;
+  d.tensor_macs -= then.tensor_macs;
+  return d;
 }
 
 }  // namespace wafersim::pe

@@ -20,8 +20,9 @@ enum class StallCause : uint8_t {
   fifo_empty,        // a source FIFO is empty [0542]
   fifo_full,         // a destination FIFO is full [0542]
   ut_slot_busy,      // the microthread's UT State entry is taken
+  tensor_busy,       // a tensor pass waits for the unit's previous one
 };
-inline constexpr int kStallCauses = 7;
+inline constexpr int kStallCauses = 8;
 const char* stall_cause_name(StallCause c);
 
 // How a task was started.
@@ -38,7 +39,8 @@ struct MicrothreadSpan {
   uint64_t start, end;  // suspension, completion
 };
 
-struct CeStats {
+// The numeric counters (everything but the trace spans).
+struct CeCounters {
   uint64_t cycles = 0;        // cycles stepped
   uint64_t busy_cycles = 0;   // a task was starting or running
   uint64_t stall_cycles = 0;  // the running task could not issue or iterate
@@ -55,9 +57,19 @@ struct CeStats {
   uint64_t wavelets_in = 0;             // accepted from the off ramp
   uint64_t wavelets_out = 0;            // handed to the on ramp
   uint64_t wavelets_local = 0;          // local-color wavelets delivered to our own queues
-  std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};
+  uint64_t tensor_passes = 0;           // matrix-array passes of the attached tensor unit
+  uint64_t tensor_cycles = 0;           // the unit's cycles for them (seed 002 timing)
+  uint64_t tensor_macs = 0;             // useful multiply-accumulates of the passes
+  std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};  // high-water marks
+};
+
+struct CeStats : CeCounters {
   std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
   std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
 };
+
+// What was counted between the snapshot `then` and `now` (a run's share of cumulative
+// counters). High-water marks cannot be split: they are `now`'s.
+CeCounters counters_since(const CeCounters& now, const CeCounters& then);
 
 }  // namespace wafersim::pe

@@ -1,6 +1,7 @@
 #include "wafersim/pe/compute_element.hpp"
 
 #include "wafersim/pe/ce_errors.hpp"
+#include "wafersim/pe/ce_tensor.hpp"
 
 namespace wafersim::pe {
 
@@ -63,7 +64,8 @@ void ComputeElement::finish_cycle() {
 
 bool ComputeElement::idle() const {
   return !task_.active && !fg_active_ && ut_used_ == 0 &&
-         core_.picker.active() == 0 && core_.inq.nonempty() == 0 && core_.outq.nonempty() == 0;
+         core_.picker.active() == 0 && core_.inq.nonempty() == 0 &&
+         core_.outq.nonempty() == 0 && !tensor_busy();
 }
 
 int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_used_); }
@@ -125,6 +127,7 @@ void ComputeElement::execute_cycle() {
   }
   if (chosen == 0) run_foreground(fgp);
   else if (chosen > 0) run_microthread(chosen - 1, utp[chosen - 1]);
+  advance_tensor();
 }
 
 void ComputeElement::try_pick() {

@@ -28,9 +28,14 @@
 
 namespace wafersim::pe {
 
+struct CeTensor;  // ce_tensor.hpp: the attached tensor unit and its pass in flight
+
 class ComputeElement {
  public:
   explicit ComputeElement(const CeConfig& cfg);
+  ~ComputeElement();
+  ComputeElement(const ComputeElement&) = delete;
+  ComputeElement& operator=(const ComputeElement&) = delete;
 
   // ---- the cycle contract ------------------------------------------------------------
   std::optional<fabric::Wavelet> step(uint64_t cycle, fabric::ColorMask router_stall_to_ramp);
@@ -68,6 +73,10 @@ class ComputeElement {
   const numerics::FpControl& fp_control() const { return core_.fpc; }
   void set_fp_control(const numerics::FpControl& ctl);
 
+  // The attached tensor unit, or nullptr until the first tensor instruction created it.
+  tensor::TensorUnit* tensor_unit();
+  bool tensor_busy() const;
+
   bool task_running() const { return task_.active; }
   int running_task() const { return task_.active ? task_.id : -1; }
   uint32_t pc() const { return task_.pc; }
@@ -75,8 +84,19 @@ class ComputeElement {
 
   const CeStats& stats() { return core_.stats(); }
   void reset_stats() { core_.reset_stats(); }
+  // Records task and microthread spans from now on (or stops).
+  void set_trace(bool on) { core_.cfg.trace = on; }
   // What the CE is doing and waiting on, for deadlock reports.
   std::string describe_wait() const;
+
+  // One thing the CE waits for: the running task's or a microthread's stall (cause and
+  // the color it waits on), or an output queue the router does not drain.
+  struct Wait {
+    StallCause cause = StallCause::none;
+    int color = -1;
+    std::string who;  // "task 3 pc 12 (mov16) dst", "microthread 2 (task 3 pc 9 mov16) src1"
+  };
+  std::vector<Wait> waits() const;
 
  private:
   struct Task {
@@ -100,6 +120,12 @@ class ComputeElement {
   void note_stall(const Probe& p);
   void run_microthread(int slot, const Probe& p);
   void execute_scalar(const Instruction& in);  // sequencer.cpp
+  // ce_tensor.cpp: tensor instructions, and the pass in flight at the end of each cycle.
+  void execute_tensor(const Instruction& in);
+  void issue_pass(const Instruction& in, CeTensor& t);
+  void advance_tensor();
+  CeTensor& tensor_state(const Instruction& in);
+  std::string describe_tensor() const;
   void advance(uint32_t next_pc, bool terminate);
   void finish_task();
   [[noreturn]] void fail(const Instruction& in, const std::string& what) const;
@@ -117,6 +143,7 @@ class ComputeElement {
   int exec_rr_ = 0;  // round robin between the foreground and ready microthreads
   int out_rr_ = 0;   // round robin over output queues toward the on ramp
   fabric::ColorMask stall_to_router_ = 0;
+  std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
 };
 
 }  // namespace wafersim::pe

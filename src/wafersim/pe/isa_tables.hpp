@@ -51,7 +51,7 @@ inline constexpr std::array<FamilyInfo, kFamilies> kFamilyInfo{{
     {"nodst1src", 15, 4, {19, 16}, {15, 12}, {0, 1}, {0, 1}, {11, 10}, {5, 2}, {9, 6}, {0, 1}, {1, 1}, {0, 0}, true},
 }};
 
-enum class Kind : uint8_t { illegal, load_dsr, store_dsr, jump, movi, movhi, addi, ld16, st16, vector, compare, nop, block, unblock, activate, branch, jump_reg, setrng, setfpc, seedrng };
+enum class Kind : uint8_t { illegal, load_dsr, store_dsr, jump, movi, movhi, addi, ld16, st16, vector, compare, nop, block, unblock, activate, branch, jump_reg, setrng, setfpc, seedrng, tensor };
 enum class VecOp : uint8_t { none, add, and_, cvt, drelu, eq, fabs, fadd, feq, fle, flt, fmac, fmac_mixed, fmax, fmin, fmul, fneg, fsub, le, lt, ltu, mov, mul, neg, not_, or_, relu, sar, shl, shr, sigmoid, sub, tanh, tst, xor_ };
 enum class Elem : uint8_t { none, fp16, fp32, i16, i32 };
 enum class RegSet : uint8_t { none, s0, s1, d, x, sr };
@@ -97,6 +97,8 @@ enum class Op : uint8_t {
   shr16,
   sar16,
   mul16,
+  tmm,
+  tlayer,
   mov16,
   mov32,
   fnegh,
@@ -138,8 +140,11 @@ enum class Op : uint8_t {
   setrng,
   setfpc,
   seedrng,
+  tbias,
+  tvprog,
+  tdone,
 };
-inline constexpr int kOps = 80;
+inline constexpr int kOps = 85;
 
 struct OpInfo {
   const char* mnemonic;
@@ -194,6 +199,8 @@ inline constexpr std::array<OpInfo, kOps> kOpInfo{{
     {"shr16", Family::dst2src, 20, Kind::vector, VecOp::shr, Elem::i16, Elem::i16, Elem::i16, 4, RegSet::none, ImmMode::none, false},
     {"sar16", Family::dst2src, 21, Kind::vector, VecOp::sar, Elem::i16, Elem::i16, Elem::i16, 4, RegSet::none, ImmMode::none, false},
     {"mul16", Family::dst2src, 22, Kind::vector, VecOp::mul, Elem::i16, Elem::i16, Elem::i16, 4, RegSet::none, ImmMode::none, false},
+    {"tmm", Family::dst2src, 23, Kind::tensor, VecOp::none, Elem::none, Elem::none, Elem::none, 1, RegSet::none, ImmMode::none, false},
+    {"tlayer", Family::dst2src, 24, Kind::tensor, VecOp::none, Elem::none, Elem::none, Elem::none, 1, RegSet::none, ImmMode::none, false},
     {"mov16", Family::dst1src, 1, Kind::vector, VecOp::mov, Elem::none, Elem::i16, Elem::i16, 4, RegSet::none, ImmMode::none, false},
     {"mov32", Family::dst1src, 2, Kind::vector, VecOp::mov, Elem::none, Elem::i32, Elem::i32, 1, RegSet::none, ImmMode::none, false},
     {"fnegh", Family::dst1src, 3, Kind::vector, VecOp::fneg, Elem::none, Elem::fp16, Elem::fp16, 4, RegSet::none, ImmMode::none, false},
@@ -235,6 +242,9 @@ inline constexpr std::array<OpInfo, kOps> kOpInfo{{
     {"setrng", Family::nodst1src, 7, Kind::setrng, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false},
     {"setfpc", Family::nodst1src, 8, Kind::setfpc, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false},
     {"seedrng", Family::nodst1src, 9, Kind::seedrng, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false},
+    {"tbias", Family::nodst1src, 10, Kind::tensor, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false},
+    {"tvprog", Family::nodst1src, 11, Kind::tensor, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false},
+    {"tdone", Family::nodst1src, 12, Kind::tensor, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false},
 }};
 
 // Opcode number -> Op, per family (Op::illegal where unassigned).
@@ -254,8 +264,8 @@ inline constexpr std::array<Op, 32> kDecode_dst2src{{
     Op::fsubs, Op::fmuls, Op::fmacs, Op::fmaxs,
     Op::fmins, Op::fmachs, Op::add16, Op::sub16,
     Op::and16, Op::or16, Op::xor16, Op::shl16,
-    Op::shr16, Op::sar16, Op::mul16, Op::illegal,
-    Op::illegal, Op::illegal, Op::illegal, Op::illegal,
+    Op::shr16, Op::sar16, Op::mul16, Op::tmm,
+    Op::tlayer, Op::illegal, Op::illegal, Op::illegal,
     Op::illegal, Op::illegal, Op::illegal, Op::illegal,
 }};
 inline constexpr std::array<Op, 32> kDecode_dst1src{{
@@ -277,8 +287,8 @@ inline constexpr std::array<Op, 16> kDecode_nodst2src{{
 inline constexpr std::array<Op, 16> kDecode_nodst1src{{
     Op::nop, Op::block, Op::unblock, Op::activate,
     Op::bt, Op::bf, Op::jr, Op::setrng,
-    Op::setfpc, Op::seedrng, Op::illegal, Op::illegal,
-    Op::illegal, Op::illegal, Op::illegal, Op::illegal,
+    Op::setfpc, Op::seedrng, Op::tbias, Op::tvprog,
+    Op::tdone, Op::illegal, Op::illegal, Op::illegal,
 }};
 
 // Operand 1 Type 3 immediates [0593]-[0594] by code; kImmPrn marks the LFSR draw.

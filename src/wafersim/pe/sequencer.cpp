@@ -29,9 +29,21 @@ void ComputeElement::issue_instruction() {
                        std::to_string(pc) + ": illegal instruction " + hex(in.word) +
                        " (no task code at this entry, or memory overwritten?)");
   }
+  const Kind kind = in.info().kind;
+  if (kind == Kind::tensor && in.op != isa::Op::tbias && in.op != isa::Op::tdone &&
+      tensor_busy()) {
+    // One pass at a time: the instruction waits for the unit (tbias / tdone only latch).
+    CeStats& s = core_.stats();
+    ++s.stall_cycles;
+    ++s.stalls[static_cast<int>(StallCause::tensor_busy)];
+    return;
+  }
   ++core_.stats().instructions[static_cast<int>(in.op)];
   ++core_.progress;
-  const Kind kind = in.info().kind;
+  if (kind == Kind::tensor) {
+    execute_tensor(in);
+    return;
+  }
   const bool vector_source = in.family == isa::Family::nodst1src && in.op1_type == 0;
   if (kind == Kind::vector || kind == Kind::compare ||
       ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) && vector_source)) {

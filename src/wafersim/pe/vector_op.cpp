@@ -287,6 +287,7 @@ std::string describe_stall(const Probe& p) {
     case StallCause::fifo_empty: s = "FIFO is empty"; break;
     case StallCause::fifo_full: s = "FIFO is full"; break;
     case StallCause::ut_slot_busy: s = "its microthread entry is taken"; break;
+    case StallCause::tensor_busy: s = "the tensor unit is busy"; break;
     case StallCause::none: return "ready";
   }
   return s + " (" + p.operand + ")";

@@ -29,20 +29,18 @@ void Simulator::set_watchdog(uint64_t cycles) {
   watchdog_ = cycles;
 }
 
-namespace {
-// Below this many active routers a phase runs in one thread: a parallel region and its
-// barrier cost more than the work (and far more on an oversubscribed machine).
-constexpr size_t kParallelMinRouters = 512;
-}  // namespace
-
+// Below parallel_min_routers_ active routers (default 512) a phase runs in one thread: a
+// parallel region and its barrier cost more than the work (and far more on an
+// oversubscribed machine).
 template <class F>
 void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
   const int n = static_cast<int>(rows.size());
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
-  if (nt <= 1 || n <= 1 || active_routers_ < kParallelMinRouters) {
+  if (nt <= 1 || n <= 1 || active_routers_ < parallel_min_routers_) {
     for (int r : rows) f(r);
     return;
   }
+  ++parallel_phases_;
 #pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
   for (int i = 0; i < n; ++i) f(rows[static_cast<size_t>(i)]);
 }
@@ -177,6 +175,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
   }
   RunResult result;
   result.start_cycle = cycle_;
+  parallel_phases_ = 0;
   fabric_.latch_endpoint_stalls();
   rebuild_active();
   for (RowState& rs : rows_) {
@@ -258,6 +257,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     }
   }
   if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
+  result.parallel_phases = parallel_phases_;
 
   for (RowState& rs : rows_) {
     const auto& c = rs.counters;

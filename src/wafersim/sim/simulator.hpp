@@ -23,6 +23,7 @@ struct RunResult {
   uint64_t injected = 0;      // wavelets that entered the fabric
   uint64_t delivered = 0;     // wavelets that reached an endpoint
   uint64_t router_cycles = 0; // routers processed, summed over cycles (active-set work)
+  uint64_t parallel_phases = 0;  // phases run by several OpenMP threads
   std::vector<uint64_t> latency_hist;
   std::vector<uint64_t> hop_hist;
 };
@@ -37,6 +38,9 @@ class Simulator {
   // Raise DeadlockError after this many cycles without progress while work is pending.
   void set_watchdog(uint64_t cycles);
   uint64_t watchdog() const { return watchdog_; }
+  // A phase with fewer active routers runs in one thread (a barrier costs more).
+  void set_parallel_min_routers(size_t n) { parallel_min_routers_ = n; }
+  size_t parallel_min_routers() const { return parallel_min_routers_; }
 
   uint64_t cycle() const { return cycle_; }
   // Wavelets in router queues.
@@ -83,6 +87,8 @@ class Simulator {
   int64_t queued_ = 0;
   int threads_ = 0;
   uint64_t watchdog_ = 10000;
+  size_t parallel_min_routers_ = 512;
+  uint64_t parallel_phases_ = 0;  // this run's phases in several threads
   bool broken_ = false;
 };
 

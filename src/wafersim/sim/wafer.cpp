@@ -27,16 +27,19 @@ Wafer::Wafer(const WaferConfig& config) : fabric_(config.fabric), sim_(fabric_) 
 }
 
 HostPort& Wafer::host_port(uint32_t router, Dir port) {
-  auto& slot = host_ports_[port_key(router, port)];
-  if (!slot) {
-    if (fabric_.endpoint(router, port) != nullptr) {
-      throw ConfigError("router " + router_name(fabric_.topology(), router) + " port " +
-                        dir_name(port) + " already has an endpoint that is not a host port");
-    }
-    slot = std::make_unique<HostPort>(router, port);
-    fabric_.attach(router, port, slot.get());
+  const uint64_t key = port_key(router, port);
+  auto it = host_ports_.find(key);
+  if (it != host_ports_.end()) return *it->second;
+  if (fabric_.endpoint(router, port) != nullptr) {
+    throw ConfigError("router " + router_name(fabric_.topology(), router) + " port " +
+                      dir_name(port) + " already has an endpoint that is not a host port" +
+                      (port == kRamp ? " (the PE's compute element: send from its program, "
+                                       "or inject through an edge port)"
+                                     : ""));
   }
-  return *slot;
+  auto hp = std::make_unique<HostPort>(router, port);
+  fabric_.attach(router, port, hp.get());
+  return *host_ports_.emplace(key, std::move(hp)).first->second;
 }
 
 void Wafer::check_routes() {
@@ -115,6 +118,11 @@ void Wafer::inject(const InjectBatch& b) {
       throw RouteError(row() + "router " + router_name(t, b.router[i]) + " has no edge port " +
                        (b.port[i] < kNumDirs ? dir_name(port) : "?") +
                        " (edge ports are N/S/E/W couplings on the border without a neighbour)");
+    }
+    if (port == kRamp && ces_.count(b.router[i])) {
+      throw ConfigError(row() + "PE " + router_name(t, b.router[i]) +
+                        " has a compute element on its ramp: inject through an edge port, or "
+                        "send from its program");
     }
     if (b.color[i] >= fabric_.config().colors) {
       throw ConfigError(row() + "color " + std::to_string(b.color[i]) +
@@ -206,6 +214,7 @@ uint64_t Wafer::pending_injections() const {
 RunResult Wafer::run(uint64_t max_cycles) {
   prepare();
   fabric_.compact_queues();
+  mark_ce_stats();
   return sim_.run(max_cycles);
 }
 

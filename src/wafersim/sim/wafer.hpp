@@ -1,6 +1,6 @@
 // A wafer as the simulator runs it: the fabric, the endpoints on its ramps and border links
-// (host ports today; compute elements later), and the cycle loop. Host I/O goes through
-// whole arrays, never one wavelet per call.
+// (host ports, and a compute element on the ramp of every PE that has a program), and the
+// cycle loop. Host I/O goes through whole arrays, never one wavelet per call.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,9 @@
 
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/fabric/host_port.hpp"
+#include "wafersim/pe/ce_config.hpp"
+#include "wafersim/pe/ce_stats.hpp"
+#include "wafersim/sim/ce_endpoint.hpp"
 #include "wafersim/sim/simulator.hpp"
 
 namespace wafersim::sim {
@@ -73,7 +76,35 @@ class Wafer {
   void reset_counters();
   uint64_t counters_since() const { return counters_since_; }
 
+  // --- compute elements (wafer_pes.cpp), created when a program is loaded --------------
+  // Parameters of compute elements created from now on; row, col, fabric_colors and the
+  // RNG seed (config seed + router id) are set per PE. Throws ConfigError.
+  void set_ce_config(const pe::CeConfig& cfg);
+  const pe::CeConfig& ce_config() const { return ce_config_; }
+  // Fresh compute elements on the ramps of routers `ids`, for a new program (replacing an
+  // idle one, or an unused host port). ConfigError, before any change, in packet mode,
+  // when a PE is busy, or when a host port on one of those ramps holds wavelets.
+  void reset_ces(std::span<const uint32_t> ids);
+  pe::ComputeElement* ce(uint32_t id);  // nullptr: no program was loaded there
+  const pe::ComputeElement* ce(uint32_t id) const;
+  std::vector<uint32_t> ce_ids() const;  // ascending
+  size_t ce_count() const { return ces_.size(); }
+  // Records task spans in every compute element (for a trace), or stops.
+  void set_ce_trace(bool on);
+  // Statistics of each compute element for the last run(): counters since its start and
+  // the spans recorded during it, in router order.
+  std::vector<std::pair<uint32_t, pe::CeStats>> ce_run_stats();
+  void reset_ce_stats(uint32_t id);
+
  private:
+  struct CeMark {  // a compute element's counters when run() started
+    uint32_t id;
+    pe::CeCounters counters;
+    size_t task_spans, microthread_spans;
+  };
+  void mark_ce_stats();
+  void check_reset_ce(uint32_t id) const;
+  void reset_ce(uint32_t id);
   fabric::HostPort& host_port(uint32_t router, fabric::Dir port);
   void prepare();
   void attach_endpoints();
@@ -81,6 +112,9 @@ class Wafer {
   fabric::Fabric fabric_;
   Simulator sim_;
   std::map<uint64_t, std::unique_ptr<fabric::HostPort>> host_ports_;  // key: router*16+port
+  std::map<uint32_t, std::unique_ptr<CeEndpoint>> ces_;  // key: router id
+  pe::CeConfig ce_config_;
+  std::vector<CeMark> ce_marks_;  // ascending id
   uint64_t checked_version_ = fabric::kNever;
   uint64_t counters_since_ = 0;
 };

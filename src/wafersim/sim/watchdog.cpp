@@ -1,5 +1,7 @@
 #include "wafersim/sim/watchdog.hpp"
 
+#include "wafersim/sim/wait_cycle.hpp"
+
 #include <bit>
 #include <vector>
 
@@ -16,6 +18,9 @@ std::string queue_name(const Fabric& f, unsigned key) {
                                       " queue"
                                 : "color " + std::to_string(key);
 }
+
+// Endpoints describe themselves over several lines; a queue's entry quotes the first.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 }  // namespace
 
@@ -52,7 +57,7 @@ std::string deadlock_report(const Fabric& f, uint64_t cycle) {
           entry += o == kRamp ? ": the ramp endpoint" : ": the edge port";
           if (!a || !a->endpoint) entry += " (none attached)";
           else entry += stalled ? " stalls color " + std::to_string(color) + " (" +
-                                      a->endpoint->describe() + ")"
+                                      first_line(a->endpoint->describe()) + ")"
                                 : " (not stalling)";
           continue;
         }
@@ -90,7 +95,7 @@ std::string deadlock_report(const Fabric& f, uint64_t cycle) {
     }
   }
   if (skipped) out += "... and " + std::to_string(skipped) + " more stuck queue(s)\n";
-
+  out += wait_cycle_report(f);
   return out;
 }
 

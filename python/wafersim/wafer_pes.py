@@ -1,0 +1,281 @@
+"""The compute elements of a wafer, from the host: programs, symbols, memory copies over
+rectangles of PEs, task launches, streams through edge ports, statistics and traces.
+
+A PE gets a compute element when a program is loaded there (``w.pe(r, c).load(prog)`` or
+``w.load(prog, rect)``); until then its ramp is free for host ports. ``Wafer`` inherits
+:class:`PeHost`; ``w.pe(r, c)`` returns a :class:`WaferPE`, which has the accessors of
+:class:`wafersim.pe.LonePE` (both inherit :class:`wafersim.ce_access.CeAccess`).
+
+    w = ws.Wafer(4, 4)
+    w.load(program, rect=(0, 0, 4, 4))               # one program on 16 PEs
+    w.memcpy_h2d("a", blocks, rect=(0, 0, 4, 4))      # blocks.shape == (4, 4, n)
+    w.launch("main")
+    stats = w.run(trace="run.json")                   # stats.pes[(r, c)]: per-PE counters
+    y = w.memcpy_d2h("y", rect=(0, 3, 4, 1))          # shape (4, 1, m)
+"""
+
+from __future__ import annotations
+
+import numbers
+from pathlib import Path
+
+import numpy as np
+
+from .asm import Program, assemble
+from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, encode_values,
+                        load_program, symbol_values, trace_events, write_chrome_trace)
+from .errors import ConfigError
+from .layout import Rect
+from .stats import PeStats
+
+__all__ = ["WaferPE", "PeHost"]
+
+
+class WaferPE(CeAccess):
+    """The compute element of PE (row, col) of a wafer (a handle: cheap to create)."""
+
+    def __init__(self, wafer: "PeHost", row: int, col: int):
+        self._w, self.row, self.col = wafer, row, col
+        self._id = row * wafer.cols + col
+
+    def __repr__(self) -> str:
+        loaded = "loaded" if self.loaded else "no program"
+        return f"WaferPE({self.row}, {self.col}, {loaded})"
+
+    @property
+    def _ce(self):
+        return self._w._core.ce(self._id)  # ConfigError when no program is loaded
+
+    @property
+    def loaded(self) -> bool:
+        return bool(self._w._core.has_ce(self._id))
+
+    @property
+    def program(self) -> Program | None:
+        return self._w._programs.get((self.row, self.col))
+
+    def _program(self) -> Program:
+        p = self.program
+        if p is None:
+            raise ConfigError(f"PE ({self.row}, {self.col}) has no program: load one first")
+        return p
+
+    def load(self, program: Program | str) -> Program:
+        """Gives this PE a fresh compute element running ``program`` (assembled first when
+        it is text): code, initial data and Base. Replaces an earlier program if the PE is
+        idle."""
+        return self._w.load(program, Rect(self.row, self.col))
+
+    @property
+    def config(self):
+        return self._ce.config
+
+    @property
+    def idle(self) -> bool:
+        return bool(self._ce.idle)
+
+    def stats(self) -> dict:
+        """Counters since the program was loaded or :meth:`reset_stats` (``Wafer.run``
+        reports each run's share)."""
+        return self._ce.stats()
+
+    def reset_stats(self) -> None:
+        self._w._core.reset_ce_stats(self._id)
+
+
+class _Group:
+    """Some of a wafer's compute elements as one `target` of ce_access.load_program."""
+
+    def __init__(self, core, ids: np.ndarray):
+        self._core, self._ids = core, ids
+
+    def _set_base(self, value: int) -> None:
+        self._base = int(value)
+
+    base = property(None, _set_base)  # written with the code (load_program sets it first)
+
+    def load_code(self, first: int, words) -> None:
+        self._core.load_code(self._ids, self._base, int(first), np.ascontiguousarray(words, np.uint32))
+
+    def write_memory(self, addr: int, data) -> None:
+        self._core.write_memory(self._ids, int(addr), np.ascontiguousarray(data, np.uint8))
+
+
+class PeHost:
+    """The host side of a wafer's compute elements (a base of :class:`wafersim.Wafer`)."""
+
+    def _init_pes(self, ce: dict | None, tensor_unit=None) -> None:
+        self._programs: dict[tuple[int, int], Program] = {}
+        opts = dict(ce or {})
+        if tensor_unit is not None:
+            opts["tensor_unit"] = tensor_unit
+        unknown = sorted(set(opts) - set(CE_OPTIONS) - {"trace"})
+        if unknown or "fabric_colors" in opts:
+            bad = unknown or ["fabric_colors"]
+            raise ConfigError(f"ce: unknown option(s) {', '.join(bad)}; valid: "
+                              f"{', '.join(o for o in CE_OPTIONS if o != 'fabric_colors')} "
+                              "(the fabric's colors set fabric_colors)")
+        self._core.ce_config = ce_config(fabric_colors=self.colors, **opts)
+
+    # ---- PEs and rectangles -----------------------------------------------------------------
+    def pe(self, r: int, c: int) -> WaferPE:
+        """The compute element of PE (r, c) (load a program there first)."""
+        r, c = self._router((r, c), "pe", error=ConfigError)
+        return WaferPE(self, r, c)
+
+    def rect(self, rect=None) -> Rect:
+        """``rect`` as a :class:`wafersim.layout.Rect` inside this wafer (None: all of it)."""
+        return Rect.of(rect, self.rows, self.cols)
+
+    @property
+    def loaded_pes(self) -> list[tuple[int, int]]:
+        """PEs that have a program, in router order."""
+        return [(int(i) // self.cols, int(i) % self.cols) for i in self._core.ce_ids()]
+
+    def _programs_over(self, rect: Rect, what: str) -> dict[int, tuple[Program, list[int]]]:
+        """Programs of the PEs of ``rect`` grouped by program: id(program) -> (program,
+        positions in rect order). ConfigError names a PE without a program."""
+        groups: dict[int, tuple[Program, list[int]]] = {}
+        for k, p in enumerate(rect.points()):
+            prog = self._programs.get(p)
+            if prog is None:
+                raise ConfigError(f"{what}: PE {p} in rect {rect.describe()} has no program")
+            groups.setdefault(id(prog), (prog, []))[1].append(k)
+        return groups
+
+    # ---- programs -------------------------------------------------------------------------
+    def load(self, program: Program | str, rect=None) -> Program:
+        """Loads ``program`` (assembled once if it is text) into every PE of ``rect`` (None:
+        the whole wafer), each getting a fresh compute element. ConfigError if a PE there is
+        still busy; ProgramError if the code does not fit instruction memory."""
+        rect = self.rect(rect)
+        if isinstance(program, str):
+            program = assemble(program)
+        if not isinstance(program, Program):
+            raise ConfigError(f"load() takes a Program or assembly text, got {type(program).__name__}")
+        ids = rect.ids(self.cols)
+        self._core.reset_ces(ids)
+        for p in rect.points():  # the old programs are gone even if loading fails below
+            self._programs.pop(p, None)
+        load_program(_Group(self._core, ids), program, self._core.ce_config.data_bytes)
+        for p in rect.points():
+            self._programs[p] = program
+        return program
+
+    def launch(self, task, rect=None) -> int:
+        """Starts ``task`` (a name, or an id 0..63) by setting its Active bit in every PE of
+        ``rect``; with ``rect=None``, in every PE whose program has that task. Returns the
+        number of PEs."""
+        if rect is None:
+            by_id = isinstance(task, numbers.Integral) and not isinstance(task, bool)
+            pts = [p for p, prog in self._programs.items() if by_id or task in prog.tasks]
+            if not pts:
+                raise ConfigError(f"launch: no loaded program has a task {task!r}")
+            groups: dict[int, tuple[Program, list]] = {}
+            for p in pts:
+                groups.setdefault(id(self._programs[p]), (self._programs[p], []))[1].append(p)
+            for prog, group in groups.values():
+                ids = np.array([r * self.cols + c for r, c in sorted(group)], np.uint32)
+                self._core.activate(ids, prog.task_id(task))
+            return len(pts)
+        rect = self.rect(rect)
+        ids = rect.ids(self.cols)
+        for prog, ks in self._programs_over(rect, f"launch({task!r})").values():
+            try:
+                tid = prog.task_id(task)
+            except ConfigError as e:
+                p = rect.points()[ks[0]]
+                raise ConfigError(f"launch: PE {p}: {e}") from None
+            self._core.activate(ids[ks], tid)
+        return len(ids)
+
+    # ---- memory copies ----------------------------------------------------------------------
+    def _symbol_over(self, name: str, rect: Rect, what: str):
+        """(symbol of the first group, [(addresses' ids, symbol)] per group)."""
+        groups = []
+        ids = rect.ids(self.cols)
+        for prog, ks in self._programs_over(rect, what).values():
+            try:
+                sym = data_symbol(prog, name)
+            except ConfigError as e:
+                raise ConfigError(f"{what}: PE {rect.points()[ks[0]]}: {e}") from None
+            groups.append((np.asarray(ks), ids[ks], sym))
+        first = groups[0][2]
+        for _, _, sym in groups[1:]:
+            if (sym.count, sym.dtype) != (first.count, first.dtype):
+                raise ConfigError(f"{what}: symbol {name!r} has different shapes across "
+                                  f"{rect.describe()}: {first.count} x {first.dtype.name} and "
+                                  f"{sym.count} x {sym.dtype.name}")
+        return first, groups
+
+    def memcpy_h2d(self, name: str, array, rect=None) -> None:
+        """Copies ``array`` into the exported data symbol ``name`` of every PE of ``rect``.
+
+        ``array`` has shape ``(height, width, n)`` (PE ``(row + i, col + j)`` gets
+        ``array[i, j]``; ``(height, width)`` when n = 1) or ``(n,)`` (every PE gets the same
+        values), where n is the symbol's element count. Values must be exactly
+        representable in the symbol's type (else ConfigError: convert them first)."""
+        rect = self.rect(rect)
+        what = f"memcpy_h2d({name!r})"
+        sym, groups = self._symbol_over(name, rect, what)
+        arr = np.asarray(array)
+        per_pe = arr.ndim >= 2 and arr.shape[:2] == rect.shape
+        if per_pe:
+            conv = symbol_values(sym, name, arr, per=rect.shape).reshape(rect.height * rect.width, -1)
+        else:
+            if arr.ndim > 1 or arr.size != sym.count:
+                raise ConfigError(f"{what}: expected shape {rect.shape + (sym.count,)} (one "
+                                  f"{sym.count}-element {sym.dtype.name} symbol per PE of "
+                                  f"{rect.describe()}) or ({sym.count},) (the same for every PE), "
+                                  f"got {arr.shape}")
+            conv = symbol_values(sym, name, arr)
+        for ks, ids, s in groups:
+            if per_pe:
+                data = np.ascontiguousarray(conv[ks]).view(np.uint8).reshape(len(ks), -1)
+            else:
+                data = np.ascontiguousarray(conv).view(np.uint8).ravel()
+            self._core.write_memory(ids, s.address, data)
+
+    def memcpy_d2h(self, name: str, rect=None) -> np.ndarray:
+        """The exported data symbol ``name`` of every PE of ``rect`` as an array of shape
+        ``(height, width, n)`` in the symbol's type."""
+        rect = self.rect(rect)
+        sym, groups = self._symbol_over(name, rect, f"memcpy_d2h({name!r})")
+        out = np.zeros((rect.height * rect.width, sym.count), dtype=sym.dtype)
+        for ks, ids, s in groups:
+            raw = self._core.read_memory(ids, s.address, s.nbytes)
+            out[ks] = raw.view(sym.dtype).reshape(len(ks), sym.count)
+        return out.reshape(rect.height, rect.width, sym.count)
+
+    # ---- streams through edge ports -----------------------------------------------------------
+    def stream(self, at, color: int, values, *, dtype: str = "fp16", sw: int = 1, index=None,
+               ctrl=None, cycle=None) -> int:
+        """Sends ``values`` on ``color`` from the host port ``at`` (an edge port: a point just
+        outside the border), encoded as ``dtype`` wavelets (16-bit types one per sparse
+        wavelet with ``index`` when ``sw=1``, two per dense wavelet otherwise [0502]).
+        Returns the number of wavelets; read the other end with
+        ``w.collect(at).values(dtype, color=...)``."""
+        data = encode_values(values, dtype, sw)
+        n = len(data)
+        return self.inject(at, color, data, index=0 if index is None else index,
+                           ctrl=False if ctrl is None else ctrl, cycle=cycle) if n else 0
+
+    def close(self, at, color: int, index: int, *, cycle=None) -> None:
+        """Sends a control (closeout) wavelet on ``color`` whose index starts task
+        ``index & 63`` at the receiving PE [0371], [0419]."""
+        self.inject(at, color, 0, index=index, ctrl=True, cycle=cycle)
+
+    # ---- statistics and traces ----------------------------------------------------------------
+    def _pe_run_stats(self) -> PeStats:
+        by_pe = {}
+        for rid, s in self._core.ce_run_stats():
+            by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
+        return PeStats(self.rows, self.cols, by_pe)
+
+    def _write_trace(self, path, pes: PeStats) -> Path:
+        events = []
+        for (r, c), s in pes.items():
+            prog = self._programs.get((r, c))
+            names = {tid: n for n, tid in prog.tasks.items()} if prog else {}
+            events += trace_events(s, r * self.cols + c, f"PE({r},{c})", names)
+        return write_chrome_trace(path, events)

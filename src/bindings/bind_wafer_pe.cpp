@@ -1,0 +1,127 @@
+// The compute elements of a wafer, added to wafersim._core.fabric.Wafer: created when a
+// program is loaded, addressed by router id, with batch operations over many PEs (load,
+// memory copies, launch) so that a rectangle costs one call. Arrays arrive C-contiguous
+// with the exact dtype (python/wafersim/wafer_pes.py prepares them).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <span>
+#include <string>
+
+#include "bindings.hpp"
+#include "wafersim/errors.hpp"
+#include "wafersim/sim/wafer.hpp"
+
+namespace wafersim::bindings {
+
+using sim::Wafer;
+
+namespace {
+
+template <typename T>
+using CArray = py::array_t<T, py::array::c_style>;
+
+template <typename T>
+std::span<const T> view(const CArray<T>& a) {
+  return {a.data(), static_cast<size_t>(a.size())};
+}
+
+pe::ComputeElement& ce_at(Wafer& w, int64_t id) {
+  pe::ComputeElement* ce =
+      (id < 0 || id >= static_cast<int64_t>(w.fabric().router_count()))
+          ? nullptr
+          : w.ce(static_cast<uint32_t>(id));
+  if (ce == nullptr) {
+    const int cols = w.fabric().cols();
+    throw ConfigError("PE (" + std::to_string(id / cols) + ", " + std::to_string(id % cols) +
+                      ") has no program: load one first");
+  }
+  return *ce;
+}
+
+}  // namespace
+
+void bind_wafer_pe(py::module_& root) {
+  auto cls = py::reinterpret_borrow<py::class_<Wafer>>(root.attr("fabric").attr("Wafer"));
+  cls.def_property(
+         "ce_config", [](const Wafer& w) { return w.ce_config(); },  // a copy
+         [](Wafer& w, const pe::CeConfig& c) { w.set_ce_config(c); })
+      .def("reset_ces", [](Wafer& w, const CArray<uint32_t>& ids) { w.reset_ces(view(ids)); },
+           py::arg("ids").noconvert())
+      .def("ce", [](Wafer& w, int64_t id) -> pe::ComputeElement& { return ce_at(w, id); },
+           py::return_value_policy::reference_internal, py::arg("id"))
+      .def("has_ce", [](Wafer& w, int64_t id) {
+        return id >= 0 && id < static_cast<int64_t>(w.fabric().router_count()) &&
+               w.ce(static_cast<uint32_t>(id)) != nullptr;
+      })
+      .def("ce_ids",
+           [](const Wafer& w) {
+             const std::vector<uint32_t> ids = w.ce_ids();
+             CArray<uint32_t> out(static_cast<py::ssize_t>(ids.size()));
+             std::copy(ids.begin(), ids.end(), out.mutable_data());
+             return out;
+           })
+      .def(
+          "load_code",
+          [](Wafer& w, const CArray<uint32_t>& ids, uint32_t base, uint32_t first,
+             const CArray<uint32_t>& words) {
+            for (uint32_t id : view(ids)) {
+              pe::ComputeElement& ce = ce_at(w, id);
+              ce.set_base(base);
+              ce.load_code(first, view(words));
+            }
+          },
+          py::arg("ids").noconvert(), py::arg("base"), py::arg("first"),
+          py::arg("words").noconvert())
+      .def(
+          "write_memory",
+          [](Wafer& w, const CArray<uint32_t>& ids, uint32_t addr, const CArray<uint8_t>& bytes) {
+            // bytes: one row per PE (n, nbytes), or one row (nbytes,) for every PE.
+            const size_t n = static_cast<size_t>(ids.size());
+            const bool per_pe = bytes.ndim() == 2;
+            if (per_pe && static_cast<size_t>(bytes.shape(0)) != n) {
+              throw ConfigError("write_memory: " + std::to_string(bytes.shape(0)) +
+                                " rows of bytes for " + std::to_string(n) + " PEs");
+            }
+            const size_t row = per_pe ? static_cast<size_t>(bytes.shape(1))
+                                      : static_cast<size_t>(bytes.size());
+            for (size_t i = 0; i < n; ++i) {
+              const uint8_t* p = bytes.data() + (per_pe ? i * row : 0);
+              ce_at(w, ids.data()[i]).write_memory(addr, {p, row});
+            }
+          },
+          py::arg("ids").noconvert(), py::arg("addr"), py::arg("bytes").noconvert())
+      .def(
+          "read_memory",
+          [](Wafer& w, const CArray<uint32_t>& ids, uint32_t addr, uint32_t nbytes) {
+            const auto n = static_cast<py::ssize_t>(ids.size());
+            CArray<uint8_t> out({n, static_cast<py::ssize_t>(nbytes)});
+            for (py::ssize_t i = 0; i < n; ++i) {
+              uint8_t* row = out.mutable_data() + static_cast<size_t>(i) * nbytes;
+              ce_at(w, ids.data()[i]).read_memory(addr, {row, nbytes});
+            }
+            return out;
+          },
+          py::arg("ids").noconvert(), py::arg("addr"), py::arg("nbytes"))
+      .def(
+          "activate",
+          [](Wafer& w, const CArray<uint32_t>& ids, int task) {
+            for (uint32_t id : view(ids)) ce_at(w, id).activate(task);
+          },
+          py::arg("ids").noconvert(), py::arg("task"))
+      .def("set_ce_trace", &Wafer::set_ce_trace, py::arg("on"))
+      .def("reset_ce_stats", &Wafer::reset_ce_stats, py::arg("id"))
+      .def("ce_run_stats",
+           [](Wafer& w) {
+             py::list out;
+             for (const auto& [id, s] : w.ce_run_stats()) {
+               out.append(py::make_tuple(id, ce_stats_dict(s)));
+             }
+             return out;
+           })
+      .def_property(  // a tuning knob (benchmarks): below this many active routers, one thread
+          "parallel_min_routers", [](Wafer& w) { return w.simulator().parallel_min_routers(); },
+          [](Wafer& w, size_t n) { w.simulator().set_parallel_min_routers(n); });
+}
+
+}  // namespace wafersim::bindings

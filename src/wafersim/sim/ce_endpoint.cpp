@@ -1,0 +1,39 @@
+#include "wafersim/sim/ce_endpoint.hpp"
+
+namespace wafersim::sim {
+
+using fabric::EndpointWait;
+
+fabric::RampStep CeEndpoint::step(uint64_t cycle, fabric::ColorMask router_stall,
+                                  fabric::Wavelet& offer) {
+  const uint64_t before = ce_.progress();
+  fabric::RampStep s;
+  if (std::optional<fabric::Wavelet> w = ce_.step(cycle, router_stall)) {
+    offer = *w;
+    offer.injected_cycle = static_cast<uint32_t>(cycle);  // latency counts from the on-ramp
+    offer.hops = 0;
+    s.offered = true;
+  }
+  s.progressed = ce_.progress() != before;
+  return s;
+}
+
+std::string CeEndpoint::describe() const {
+  // describe_wait() starts with the PE's name, which the report already gives.
+  std::string d = ce_.describe_wait();
+  const size_t colon = d.find(':');
+  return colon == std::string::npos ? d : "compute element" + d.substr(colon);
+}
+
+void CeEndpoint::waits(std::vector<EndpointWait>& out) const {
+  for (const pe::ComputeElement::Wait& w : ce_.waits()) {
+    if (w.color < 0 || w.color >= ce_.config().fabric_colors) continue;  // waits on itself
+    if (w.cause == pe::StallCause::input_empty) {
+      out.push_back({EndpointWait::Kind::receive, static_cast<uint8_t>(w.color), w.who});
+    } else if (w.cause == pe::StallCause::output_full) {
+      out.push_back({EndpointWait::Kind::send, static_cast<uint8_t>(w.color), w.who});
+    }
+  }
+}
+
+}  // namespace wafersim::sim

@@ -1,0 +1,142 @@
+// The wafer's compute elements: created on the ramp of a PE when a program is loaded there
+// (so a large wafer with a few programs stays small), their configuration, and the
+// per-run statistics that Wafer::run reports (counters since the run started).
+#include <algorithm>
+#include <string>
+
+#include "wafersim/errors.hpp"
+#include "wafersim/sim/wafer.hpp"
+
+namespace wafersim::sim {
+
+using namespace wafersim::fabric;
+
+namespace {
+
+// Below this many active routers a phase stays single-threaded. A PE with a compute
+// element does about ten times the work of a bare router per cycle, so a wafer with compute
+// elements goes parallel earlier than the fabric's 512; on a 2-core machine two threads
+// break even at about 256 busy PEs (benchmarks/bench_pe.py). Wafer.parallel_min_routers
+// tunes it.
+constexpr size_t kParallelMinRoutersWithCes = 256;
+
+std::string pe_label(const Topology& t, uint32_t id) { return "PE " + router_name(t, id); }
+
+}  // namespace
+
+void Wafer::set_ce_config(const pe::CeConfig& cfg) {
+  pe::CeConfig c = cfg;
+  c.fabric_colors = fabric_.config().colors;
+  pe::validate(c);
+  ce_config_ = c;
+}
+
+void Wafer::check_reset_ce(uint32_t id) const {
+  const Topology& t = fabric_.topology();
+  if (fabric_.config().packet_mode) {
+    throw ConfigError("compute elements run on the color-routed fabric; this wafer is in "
+                      "packet mode (NoC studies)");
+  }
+  if (id >= fabric_.router_count()) {
+    throw ConfigError("router id " + std::to_string(id) + " is outside the " + t.describe());
+  }
+  auto existing = ces_.find(id);
+  if (existing != ces_.end() && !existing->second->idle()) {
+    throw ConfigError(pe_label(t, id) + " is still busy; load a new program when it is idle:\n" +
+                      existing->second->ce().describe_wait());
+  }
+  auto hp = host_ports_.find(uint64_t{id} * 16 + kRamp);
+  if (hp != host_ports_.end() && (hp->second->pending() || hp->second->arrived_count())) {
+    throw ConfigError(pe_label(t, id) + ": its ramp has a host port holding " +
+                      std::to_string(hp->second->pending()) + " wavelet(s) to inject and " +
+                      std::to_string(hp->second->arrived_count()) +
+                      " uncollected arrival(s); collect them before loading a program");
+  }
+}
+
+void Wafer::reset_ces(std::span<const uint32_t> ids) {
+  for (uint32_t id : ids) check_reset_ce(id);
+  for (uint32_t id : ids) reset_ce(id);
+}
+
+void Wafer::reset_ce(uint32_t id) {
+  const Topology& t = fabric_.topology();
+  auto hp = host_ports_.find(uint64_t{id} * 16 + kRamp);
+  if (hp != host_ports_.end()) {  // an unused host port stood in for the PE: replace it
+    fabric_.attach(id, kRamp, nullptr);
+    host_ports_.erase(hp);
+  } else if (!ces_.count(id) && fabric_.endpoint(id, kRamp) != nullptr) {
+    internal_error("reset_ce: unknown endpoint on the ramp of " + pe_label(t, id));
+  }
+  pe::CeConfig cfg = ce_config_;
+  cfg.fabric_colors = fabric_.config().colors;
+  cfg.row = static_cast<int>(id / static_cast<uint32_t>(t.cols));
+  cfg.col = static_cast<int>(id % static_cast<uint32_t>(t.cols));
+  cfg.rng_seed = ce_config_.rng_seed + id;  // distinct, reproducible streams per PE
+  auto ce = std::make_unique<CeEndpoint>(cfg);
+  fabric_.attach(id, kRamp, ce.get());
+  ces_[id] = std::move(ce);  // the old compute element (if any) is gone; so is its mark
+  ce_marks_.erase(std::remove_if(ce_marks_.begin(), ce_marks_.end(),
+                                 [id](const CeMark& m) { return m.id == id; }),
+                  ce_marks_.end());
+  sim_.set_parallel_min_routers(kParallelMinRoutersWithCes);
+}
+
+pe::ComputeElement* Wafer::ce(uint32_t id) {
+  auto it = ces_.find(id);
+  return it == ces_.end() ? nullptr : &it->second->ce();
+}
+
+const pe::ComputeElement* Wafer::ce(uint32_t id) const {
+  auto it = ces_.find(id);
+  return it == ces_.end() ? nullptr : &it->second->ce();
+}
+
+std::vector<uint32_t> Wafer::ce_ids() const {
+  std::vector<uint32_t> ids;
+  ids.reserve(ces_.size());
+  for (const auto& [id, ce] : ces_) ids.push_back(id);
+  return ids;
+}
+
+void Wafer::set_ce_trace(bool on) {
+  ce_config_.trace = on;
+  for (auto& [id, ce] : ces_) ce->ce().set_trace(on);
+}
+
+void Wafer::mark_ce_stats() {
+  ce_marks_.clear();
+  ce_marks_.reserve(ces_.size());
+  for (auto& [id, ce] : ces_) {
+    const pe::CeStats& s = ce->ce().stats();
+    ce_marks_.push_back({id, s, s.task_spans.size(), s.microthread_spans.size()});
+  }
+}
+
+void Wafer::reset_ce_stats(uint32_t id) {
+  pe::ComputeElement* c = ce(id);
+  if (c == nullptr) return;
+  c->reset_stats();
+  for (CeMark& m : ce_marks_) {
+    if (m.id == id) m = CeMark{id, {}, 0, 0};
+  }
+}
+
+std::vector<std::pair<uint32_t, pe::CeStats>> Wafer::ce_run_stats() {
+  std::vector<std::pair<uint32_t, pe::CeStats>> out;
+  out.reserve(ce_marks_.size());
+  for (const CeMark& m : ce_marks_) {
+    const pe::CeStats& now = ces_.at(m.id)->ce().stats();
+    pe::CeStats s;
+    static_cast<pe::CeCounters&>(s) = pe::counters_since(now, m.counters);
+    s.task_spans.assign(now.task_spans.begin() + static_cast<ptrdiff_t>(m.task_spans),
+                        now.task_spans.end());
+    s.microthread_spans.assign(
+        now.microthread_spans.begin() + static_cast<ptrdiff_t>(m.microthread_spans),
+        now.microthread_spans.end());
+    out.emplace_back(m.id, std::move(s));
+  }
+  return out;
+}
+
+}  // namespace wafersim::sim

@@ -1,0 +1,243 @@
+#include "wafersim/sim/wait_cycle.hpp"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace wafersim::sim {
+
+using namespace wafersim::fabric;
+
+namespace {
+
+constexpr unsigned kEndpoint = 0xFF;  // node key of a router's ramp endpoint
+constexpr size_t kMaxDeadEnds = 20;
+
+uint64_t node(uint32_t id, unsigned key) { return (uint64_t{id} << 8) | key; }
+uint32_t node_id(uint64_t n) { return static_cast<uint32_t>(n >> 8); }
+unsigned node_key(uint64_t n) { return static_cast<unsigned>(n & 0xFF); }
+
+struct Edge {
+  uint64_t to;
+  std::string why;  // why the source waits for `to`
+};
+
+// Where a color bound for a ramp comes from.
+struct Source {
+  enum class Kind : uint8_t { queue, endpoint, host } kind;
+  uint64_t node;     // queue or endpoint node (host: unused)
+  std::string what;  // "stuck in router ...", "which PE ... sends", "which the host sends ..."
+};
+
+class WaitGraph {
+ public:
+  explicit WaitGraph(const Fabric& f) : f_(f), t_(f.topology()) {
+    for (uint32_t id = 0; id < f.router_count(); ++id) {
+      f.for_each_slot(id, [&](const QueueSlot& s) {
+        if (s.count) nodes_.emplace(node(id, s.key), std::vector<EndpointWait>{});
+      });
+      const RampEndpoint* e = f.router(id).ramp.endpoint;
+      if (e && !e->idle()) {
+        std::vector<EndpointWait> w;
+        e->waits(w);
+        if (!w.empty()) nodes_.emplace(node(id, kEndpoint), std::move(w));
+      }
+    }
+  }
+
+  std::string report() const {
+    std::string cycle = find_cycle();
+    if (!cycle.empty()) return cycle;
+    return dead_ends();
+  }
+
+ private:
+  bool has(uint64_t n) const { return nodes_.count(n) != 0; }
+  std::string router(uint32_t id) const { return router_name(t_, id); }
+  std::string queue_name(uint32_t id, unsigned c) const {
+    const QueueSlot& s = f_.slot(id, c);
+    return "router " + router(id) + " color " + std::to_string(c) + " (" +
+           std::to_string(s.count) + "/" + std::to_string(f_.config().queue_depth) + " queued)";
+  }
+
+  std::vector<Edge> edges(uint64_t n) const {
+    std::vector<Edge> out;
+    const uint32_t id = node_id(n);
+    const int r = static_cast<int>(id / static_cast<uint32_t>(t_.cols));
+    const int c = static_cast<int>(id % static_cast<uint32_t>(t_.cols));
+    if (node_key(n) != kEndpoint) {
+      const unsigned color = node_key(n);
+      const QueueSlot& s = f_.slot(id, color);
+      for (DirMask p = s.dest & ~s.sent; p; p &= p - 1) {
+        const Dir o = first_dir(p);
+        if (o == kRamp) {
+          const PortAttachment& a = f_.router(id).ramp;
+          if (a.endpoint && ((a.stall_in >> color) & 1u) && has(node(id, kEndpoint))) {
+            out.push_back({node(id, kEndpoint),
+                           queue_name(id, color) + ": its head waits for the ramp, and PE " +
+                               router(id) + " does not drain its input queue of color " +
+                               std::to_string(color)});
+          }
+          continue;
+        }
+        const int64_t nb = t_.neighbour(r, c, o);
+        if (nb < 0) continue;  // an edge port: the host
+        const uint32_t m = static_cast<uint32_t>(nb);
+        if (((f_.stall_out(m) >> color) & 1u) && has(node(m, color))) {
+          out.push_back({node(m, color), queue_name(id, color) + ": its head waits to go " +
+                                             dir_name(o) + " to router " + router(m) +
+                                             ", which stalls color " + std::to_string(color)});
+        }
+      }
+      return out;
+    }
+    for (const EndpointWait& w : nodes_.at(n)) {
+      const std::string who = "PE " + router(id) + " " + w.who;
+      const unsigned color = w.color;
+      if (w.kind == EndpointWait::Kind::send) {
+        if (((f_.stall_out(id) >> color) & 1u) && has(node(id, color))) {
+          out.push_back({node(id, color), who + ": waits to send color " + std::to_string(color) +
+                                              ", which router " + router(id) + " stalls"});
+        }
+        continue;
+      }
+      for (const Source& src : producers(id, color)) {
+        if (src.kind != Source::Kind::host && has(src.node)) {
+          out.push_back({src.node, who + ": waits for color " + std::to_string(color) + ", " +
+                                       src.what});
+        }
+      }
+    }
+    return out;
+  }
+
+  // Where wavelets of `color` for the ramp of `id` come from: queues on the way, sending
+  // endpoints and host edge ports, traced back through the color's Src directions.
+  std::vector<Source> producers(uint32_t id, unsigned color) const {
+    std::vector<Source> out;
+    std::vector<uint32_t> todo{id};
+    std::map<uint32_t, bool> seen{{id, true}};
+    while (!todo.empty()) {
+      const uint32_t x = todo.back();
+      todo.pop_back();
+      if (!f_.router(x).has(color)) continue;
+      const QueueSlot& s = f_.slot(x, color);
+      if (s.count) {
+        out.push_back({Source::Kind::queue, node(x, color), "stuck in " + queue_name(x, color)});
+      }
+      const int r = static_cast<int>(x / static_cast<uint32_t>(t_.cols));
+      const int c = static_cast<int>(x % static_cast<uint32_t>(t_.cols));
+      for (DirMask m = s.src; m; m &= m - 1) {
+        const Dir d = first_dir(m);
+        if (d == kRamp) {
+          out.push_back(
+              {Source::Kind::endpoint, node(x, kEndpoint), "which PE " + router(x) + " sends"});
+          continue;
+        }
+        const int64_t nb = t_.neighbour(r, c, d);
+        if (nb < 0) {
+          const RampEndpoint* hp = f_.endpoint(x, d);
+          out.push_back({Source::Kind::host, 0,
+                         "which the host sends through edge port " + std::string(dir_name(d)) +
+                             " of router " + router(x) +
+                             (hp == nullptr  ? " (no host port there)"
+                              : hp->idle()   ? " (nothing left to inject there)"
+                                             : " (its wavelets wait to enter)")});
+          continue;
+        }
+        if (!seen[static_cast<uint32_t>(nb)]) {
+          seen[static_cast<uint32_t>(nb)] = true;
+          todo.push_back(static_cast<uint32_t>(nb));
+        }
+      }
+    }
+    return out;
+  }
+
+  std::string find_cycle() const {
+    // Iterative depth-first search in node order; a grey node reached again closes a cycle.
+    enum : uint8_t { white, grey, black };
+    std::map<uint64_t, uint8_t> state;
+    for (const auto& [start, unused] : nodes_) {
+      if (state[start] != white) continue;
+      struct Frame {
+        uint64_t n;
+        std::vector<Edge> out;
+        size_t next = 0;
+      };
+      std::vector<Frame> stack;
+      stack.push_back({start, edges(start)});
+      state[start] = grey;
+      while (!stack.empty()) {
+        Frame& top = stack.back();
+        if (top.next == top.out.size()) {
+          state[top.n] = black;
+          stack.pop_back();
+          continue;
+        }
+        const Edge& e = top.out[top.next++];
+        const uint8_t st = state[e.to];
+        if (st == grey) return describe_cycle(stack, e.to);
+        if (st == white) {
+          state[e.to] = grey;
+          stack.push_back({e.to, edges(e.to)});
+        }
+      }
+    }
+    return "";
+  }
+
+  template <class Stack>
+  static std::string describe_cycle(const Stack& stack, uint64_t back_to) {
+    size_t first = 0;
+    while (stack[first].n != back_to) ++first;
+    std::string s = "wait cycle (each waits for the next; the last for the first):\n";
+    for (size_t i = first; i < stack.size(); ++i) {
+      s += "  " + stack[i].out[stack[i].next - 1].why + "\n";
+    }
+    return s;
+  }
+
+  std::string dead_ends() const {
+    std::string s;
+    size_t n = 0;
+    for (const auto& [nd, waits] : nodes_) {
+      if (node_key(nd) != kEndpoint) continue;
+      const uint32_t id = node_id(nd);
+      for (const EndpointWait& w : waits) {
+        if (w.kind != EndpointWait::Kind::receive) continue;
+        std::string from;
+        for (const Source& src : producers(id, w.color)) {
+          std::string note;
+          if (src.kind == Source::Kind::host) note = "";
+          else if (src.kind == Source::Kind::endpoint)
+            note = has(src.node) ? " (it is stuck itself)" : " (it is idle or waits on nothing)";
+          else continue;  // queues on the way: listed in the report above
+          from += (from.empty() ? "" : "; ") + src.what + note;
+        }
+        if (from.empty()) from = "no route brings that color to this ramp";
+        if (n++ < kMaxDeadEnds) {
+          s += "  PE " + router(id) + " " + w.who + " waits for color " +
+               std::to_string(w.color) + ": " + from + "\n";
+        }
+      }
+    }
+    if (s.empty()) return "";
+    if (n > kMaxDeadEnds) s += "  ... and " + std::to_string(n - kMaxDeadEnds) + " more\n";
+    return "no wait cycle; PEs wait for wavelets that nothing will send:\n" + s;
+  }
+
+  const Fabric& f_;
+  const Topology& t_;
+  // Nodes in router order: queues holding wavelets, and waiting endpoints with their waits.
+  std::map<uint64_t, std::vector<EndpointWait>> nodes_;
+};
+
+}  // namespace
+
+std::string wait_cycle_report(const Fabric& fabric) {
+  if (fabric.config().packet_mode) return "";
+  return WaitGraph(fabric).report();
+}
+
+}  // namespace wafersim::sim

@@ -184,9 +184,10 @@ RunResult Simulator::run(uint64_t max_cycles) {
   }
   const bool slow_links = fabric_.topology().has_diagonals() &&
                           fabric_.topology().diag_hop_cycles == 2;
-  std::vector<int> sender_rows_now, sender_rows_prev;
+  std::vector<int>& sender_rows_now = sender_rows_now_;
+  std::vector<int>& sender_rows_prev = sender_rows_prev_;
   uint64_t idle_for = 0;
-  bool in_flight = false;  // wavelets on 2-cycle links, arriving next cycle
+  bool& in_flight = in_flight_;  // wavelets on 2-cycle links, arriving next cycle
   while (result.cycles < max_cycles) {
     if (rows_a_.empty() && !in_flight) {
       result.quiescent = true;

@@ -79,6 +79,11 @@ class Simulator {
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
   size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
+  // Rows that sent on a link this cycle and last cycle, and whether a wavelet is on a
+  // 2-cycle link: kept across runs, so a wavelet in flight when a run ends arrives in the
+  // next run.
+  std::vector<int> sender_rows_now_, sender_rows_prev_;
+  bool in_flight_ = false;
   uint64_t cycle_ = 0;
   int64_t queued_ = 0;
   int threads_ = 0;

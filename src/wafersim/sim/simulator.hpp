@@ -51,17 +51,12 @@ class Simulator {
   bool broken() const { return broken_; }
 
  private:
-  struct Sender {
-    uint32_t id;
-    fabric::DirMask links;  // link directions it sent on
-  };
   struct RowState {
-    std::vector<uint32_t> active;       // routers with work, ascending
-    std::vector<uint32_t> next_active;
-    std::vector<uint64_t> marks;        // phase B: bit per column of routers to process
+    std::vector<uint64_t> active;       // bit per column: routers with work
+    std::vector<uint64_t> next_active;
+    uint32_t active_count = 0;          // bits set in `active`
     uint64_t processed = 0;             // routers processed in phase B this cycle
-    std::vector<Sender> senders[2];     // routers that sent on a link, by cycle parity
-    uint64_t senders_cycle[2] = {fabric::kNever, fabric::kNever};
+    bool sent = false;                  // phase A put a wavelet on a link this cycle
     uint64_t mark = fabric::kNever;     // row de-duplication stamp
     fabric::CycleCounters counters;
   };

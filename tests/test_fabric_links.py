@@ -77,6 +77,22 @@ def test_two_cycle_diagonal_hops_cost_one_extra_cycle_each():
     assert one_wavelet_latency(w, [(0, 0), (1, 1), (1, 2), (1, 3)]) == (2 + 1 + 1 + 1, 3)
 
 
+@pytest.mark.parametrize("step", [1, 2, 3, 5])
+def test_a_wavelet_on_a_two_cycle_diagonal_link_survives_the_end_of_a_run(step):
+    # Runs of a few cycles at a time must give the same arrival as one long run: a wavelet
+    # still on a 2-cycle link when a run ends arrives in the next run (3 hops: 3 * 2 + 1).
+    w = ws.Wafer(4, 4, "mesh+diag", diag_hop_cycles=2)
+    w.route(2, path=[(0, 0), (1, 1), (2, 2), (3, 3)])
+    w.inject((0, 0), 2, data=5)
+    for _ in range(20):
+        s = w.run(step)
+        if s.quiescent:
+            break
+    a = w.collect()
+    assert list(a.data) == [5] and list(a.arrived) == [7] and list(a.hops) == [3]
+    assert w.counters().router_traversals.sum() == 4
+
+
 def test_one_diagonal_family_only_0032():
     ne = ws.Wafer(3, 3, "mesh+diag_ne")
     assert ne.topology.neighbour(0, 0, "NE") == (1, 1)

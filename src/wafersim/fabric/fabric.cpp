@@ -6,6 +6,7 @@
 #include <string>
 
 #include "wafersim/errors.hpp"
+#include "wafersim/fabric/host_port.hpp"
 
 namespace wafersim::fabric {
 
@@ -86,6 +87,7 @@ Fabric::Fabric(const FabricConfig& config)
   high_priority_ = config_.scheduler == SchedulerPolicy::priority
                        ? (uint64_t{1} << config_.priority_split) - 1
                        : 0;
+  packet_routes_ = PacketRouteTable(t, config_.packet_routing);
   routers_.resize(static_cast<size_t>(t.size()));
   stall_out_.assign(routers_.size(), 0);
   out_sets_ = slow_links ? 2 : 1;
@@ -94,9 +96,15 @@ Fabric::Fabric(const FabricConfig& config)
   for (int d = 0; d < kRamp; ++d) {
     const Dir dir = static_cast<Dir>(d);
     link_delta_[d] = static_cast<int64_t>(drow(dir)) * t.cols + dcol(dir);
+    link_dcol_[d] = dcol(dir);
+    arrival_offset_[d] = t.hop_cycles(dir) - 1;
   }
-  link_delta_[kSkipE] = t.skip;
-  link_delta_[kSkipW] = -t.skip;
+  link_delta_[kSkipE] = link_dcol_[kSkipE] = t.skip;
+  link_delta_[kSkipW] = link_dcol_[kSkipW] = -t.skip;
+  arrivals_.resize(t.rows, t.cols, static_cast<int>(out_sets_));
+  for (int r = 0; r < t.rows; ++r) {
+    for (int c = 0; c < t.cols; ++c) routers_[t.id(r, c)].links = t.link_ports(r, c);
+  }
   if (config_.packet_mode) {
     // One queue per input port, including the ramp; its Src is that port alone.
     for (int r = 0; r < t.rows; ++r) {
@@ -209,6 +217,7 @@ void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
   if (port == kRamp) {
     routers_[id].ramp = PortAttachment{};
     routers_[id].ramp.endpoint = endpoint;
+    routers_[id].ramp.host = dynamic_cast<HostPort*>(endpoint);
     if (endpoint) routers_[id].ramp.stall_in = endpoint->stall_to_router();
     return;
   }
@@ -225,6 +234,7 @@ void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
   if (it == edges_.end() || it->first != key) it = edges_.insert(it, {key, PortAttachment{}});
   it->second = PortAttachment{};
   it->second.endpoint = endpoint;
+  it->second.host = dynamic_cast<HostPort*>(endpoint);
   if (endpoint) it->second.stall_in = endpoint->stall_to_router();
   routers_[id].edge_ports = static_cast<uint8_t>(
       endpoint ? routers_[id].edge_ports | bit(port) : routers_[id].edge_ports & ~bit(port));

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "wafersim/fabric/arrival_board.hpp"
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/direction.hpp"
 #include "wafersim/fabric/packet_routing.hpp"
@@ -99,15 +100,23 @@ class Fabric {
   // Directions usable by routes at (r, c): links, ramp, border edge ports.
   DirMask usable_ports(int r, int c) const;
 
-  // --- one router's part of each phase of a cycle -------------------------------------
-  // Phase A: schedulers send from the stall bits of last cycle; endpoints step and may
-  // offer. Returns the link directions it sent on to other routers (0: none).
-  DirMask phase_a(uint32_t id, uint64_t cycle, CycleCounters& counters);
-  // Phase B: takes `router(id).arrivals` (set by the caller from the routers that sent
-  // toward this one: this cycle, or last cycle on 2-cycle links), the on-ramp and edge offers,
-  // delivers the off-ramp, recomputes stall bits. Returns true if the router or one of its
-  // endpoints has work next cycle.
-  bool phase_b(uint32_t id, uint64_t cycle, CycleCounters& counters);
+  // --- one row's part of each phase of a cycle ----------------------------------------
+  // A row's routers as a bit set over its columns (bit c of word c / 64).
+  size_t row_words() const { return arrivals_.words_per_row(); }
+  // Phase A for the routers of `row` whose bit is set in `active`, in column order:
+  // schedulers send from the stall bits of last cycle; endpoints step and may offer.
+  // Wavelets put on links are posted for their receivers' phase B. Returns what went out.
+  struct RowSends {
+    bool links = false;       // a wavelet went on a link to another router
+  };
+  RowSends phase_a_row(int row, const uint64_t* active, uint64_t cycle, CycleCounters& counters);
+  // Phase B for the routers of `row` that are in `active` or receive a wavelet this cycle
+  // (sent this cycle, or last cycle on 2-cycle links), in column order: enqueue arrivals
+  // and on-ramp / edge offers, deliver the off-ramp, recompute stall bits. Sets in
+  // `next_active` (all zero on entry) the routers with work next cycle. Returns how many
+  // routers it processed; `next_count` gets how many are in `next_active`.
+  uint32_t phase_b_row(int row, const uint64_t* active, uint64_t* next_active, uint64_t cycle,
+                       CycleCounters& counters, uint32_t& next_count);
   // True when router `id` has queued wavelets or a busy endpoint.
   bool has_work(uint32_t id) const;
 
@@ -128,30 +137,24 @@ class Fabric {
   std::vector<Wavelet> queue_contents(uint32_t id, unsigned key) const;
 
  private:
+  // One row's pass through a phase, with the fabric's arrays and the row's link steps at
+  // hand (fabric_cycle.cpp).
   template <bool kPacket>
-  DirMask phase_a_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
-  template <bool kPacket>
-  bool phase_b_impl(uint32_t id, uint64_t cycle, CycleCounters& counters);
-  template <bool kPacket>
-  bool output_blocked(const Router& r, uint32_t id, int row, Dir o, unsigned key,
-                      const Wavelet& head) const;
-  template <bool kPacket>
-  void enqueue(Router& r, uint32_t id, int row, const Wavelet& w, Dir from, uint64_t& arrived,
-               uint8_t* arrived_from, CycleCounters& counters);
-  unsigned pick(const Router& r, uint64_t candidates, Dir o) const;
-  void step_endpoint(uint32_t id, PortAttachment& a, Dir port, uint64_t cycle,
-                     CycleCounters& counters);
-  void deliver(PortAttachment& a, const Wavelet& w, uint64_t cycle, CycleCounters& counters);
+  class RowPass;
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
   void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
 
   FabricConfig config_;
   int capacity_;
   uint64_t high_priority_;  // colors the priority scheduler serves first
+  PacketRouteTable packet_routes_;  // packet mode: the routing function, tabulated
   int64_t link_delta_[kNumDirs] = {};  // router-id step of each link direction
+  int link_dcol_[kNumDirs] = {};       // column step of each link direction
   std::vector<Router> routers_;
   QueueArena queues_;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
+  ArrivalBoard arrivals_;            // phase A posts link arrivals for phase B
+  int arrival_offset_[kNumDirs] = {};  // cycles from sending on a link to its arrival, - 1
   // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal
   // links must hold last cycle's wavelet while the next is written.
   // Laid out by direction, then router: a row of receivers reads consecutive registers.

@@ -1,186 +1,56 @@
-// One router's share of a cycle (docs/fabric.md, "cycle contract").
+// One row's share of a cycle (docs/fabric.md, "cycle contract").
 //
 // Phase A (send): each output direction's scheduler picks one ready color whose Dest
 // includes it, whose head has not yet been sent there (Sent) and which the receiver does
 // not stall (stall bits from the end of the previous cycle) [0318]-[0320]; the head is
-// copied into this router's output register for that direction. A head that has now been
-// sent to every Dest direction is dequeued [0301]. Endpoints step and may offer.
+// copied into this router's output register for that direction and posted on the arrival
+// board for its receiver. A head that has now been sent to every Dest direction is
+// dequeued [0301]. Endpoints step and may offer.
 // Phase B (receive): arrivals from neighbours' output registers, the on-ramp and edge
 // ports are enqueued by color [0317]; the off-ramp is delivered; per-color stall bits are
 // recomputed from the occupancy after this cycle's enqueues and dequeues [0333].
+//
+// A row's routers are processed in one call (RowPass), a template on the routing mode
+// (color or packet): the per-router work is inlined, with the fabric's arrays and the row's
+// per-direction link steps in hand instead of recomputed per wavelet.
+#include <array>
 #include <bit>
 #include <string>
 
 #include "wafersim/errors.hpp"
 #include "wafersim/fabric/fabric.hpp"
+#include "wafersim/fabric/host_port.hpp"
 
 namespace wafersim::fabric {
 
 namespace {
 
-int row_of(uint32_t id, int cols) { return static_cast<int>(id / static_cast<uint32_t>(cols)); }
+constexpr DirMask kDiagonals = bit(kNE) | bit(kSW) | bit(kNW) | bit(kSE);
 
-}  // namespace
+// Bit counts of bytes: slot ranks without a popcount instruction (portable builds have
+// none, and the bit-trick fallback costs a dozen instructions per lookup).
+constexpr auto kByteBits = [] {
+  std::array<uint8_t, 256> t{};
+  for (int i = 0; i < 256; ++i) t[i] = static_cast<uint8_t>(std::popcount(static_cast<unsigned>(i)));
+  return t;
+}();
 
-DirMask Fabric::phase_a(uint32_t id, uint64_t cycle, CycleCounters& counters) {
-  return config_.packet_mode ? phase_a_impl<true>(id, cycle, counters)
-                             : phase_a_impl<false>(id, cycle, counters);
-}
-
-bool Fabric::phase_b(uint32_t id, uint64_t cycle, CycleCounters& counters) {
-  return config_.packet_mode ? phase_b_impl<true>(id, cycle, counters)
-                             : phase_b_impl<false>(id, cycle, counters);
-}
-
-// Is output `o` stalled for the head of queue `key`? Stall bits come from the end of the
-// previous cycle: a neighbour's per-color stall [0334], or the endpoint's [0330].
+// Keys below `key` in `keys`: the position of `key`'s slot among the router's slots. Packet
+// mode keys are directions (11 bits), color keys fabric colors (at most 32 bits).
 template <bool kPacket>
-bool Fabric::output_blocked(const Router& rt, uint32_t id, int row, Dir o, unsigned key,
-                            const Wavelet& head) const {
-  const unsigned color = kPacket ? head.color : key;
-  if (o == kRamp) return rt.ramp.endpoint == nullptr || ((rt.ramp.stall_in >> color) & 1u);
-  if (rt.edge_ports & bit(o)) {  // an edge port on the border
-    return (attachment(id, o)->stall_in >> color) & 1u;
-  }
-  if (!kPacket && topology().neighbour(row, static_cast<int>(id) - row * cols(), o) < 0) {
-    return true;  // an edge port with no endpoint (routes cannot start a run like that)
-  }
-  // In packet mode the receiver queues by input port, so its stall bit is per port.
-  const unsigned their_key = kPacket ? static_cast<unsigned>(opposite(o)) : key;
-  return (stall_out_[link_target(id, row, o)] >> their_key) & 1u;
-}
-
-// The scheduler of output `o`: candidates are slot positions (slots are in color order, so
-// cycling over positions cycles over colors) [0320].
-unsigned Fabric::pick(const Router& rt, uint64_t candidates, Dir o) const {
-  if (config_.scheduler == SchedulerPolicy::priority && !config_.packet_mode) {
-    uint64_t high = 0;
-    for (uint64_t m = candidates; m; m &= m - 1) {
-      const unsigned i = static_cast<unsigned>(std::countr_zero(m));
-      if ((high_priority_ >> queues_.slot(rt.slot_base + i).key) & 1u) high |= uint64_t{1} << i;
-    }
-    if (high) candidates = high;
-  }
-  return pick_round_robin(candidates, rt.last_pick[o]);
-}
-
-void Fabric::step_endpoint(uint32_t id, PortAttachment& a, Dir port, uint64_t cycle,
-                           CycleCounters& counters) {
-  if (a.endpoint == nullptr) return;  // an idle endpoint's step is cheap: no idle() call
-  // The router's stall toward this port: per color, or (packet mode) the port's queue.
-  const ColorMask stall = config_.packet_mode
-                              ? (((stall_out_[id] >> port) & 1u) ? ~ColorMask{0} : 0)
-                              : stall_out_[id];
-  Wavelet w;
-  const RampStep step = a.endpoint->step(cycle, stall, w);
-  if (step.progressed) ++counters.progress;
-  if (!step.offered) return;
-  ++counters.moves;
-  auto where = [&] {
-    return std::string("the ") + (port == kRamp ? "on-ramp" : "edge port ") +
-           (port == kRamp ? "" : dir_name(port)) + " of router " + router_name(topology(), id);
-  };
-  if (w.color >= config_.colors) {
-    counters.fail(std::make_exception_ptr(RouteError(
-        "a wavelet of color " + std::to_string(w.color) + " was offered on " + where() +
-        ", but only colors 0.." + std::to_string(config_.colors - 1) + " enter the fabric")));
-    return;
-  }
-  if ((stall >> w.color) & 1u) {
-    counters.fail(std::make_exception_ptr(WaferError(
-        "internal error (please report): an endpoint offered color " +
-        std::to_string(w.color) + " on " + where() + " while the router stalls it",
-        ErrorCategory::internal)));
-    return;
-  }
-  a.offer = w;
-  a.offer_cycle = cycle;
-}
-
-template <bool kPacket>
-DirMask Fabric::phase_a_impl(uint32_t id, uint64_t cycle, CycleCounters& counters) {
-  Router& rt = routers_[id];
-  const int row = row_of(id, cols());
-  const uint32_t base = rt.slot_base;
-  rt.out_valid = 0;
-  rt.out_cycle = cycle;
-
-  // Candidates per output direction (as slot positions): heads not yet sent there whose
-  // receiver does not stall them.
-  uint64_t candidates[kNumDirs];
-  DirMask ports = 0;
-  for (uint64_t m = rt.busy; m; m &= m - 1) {
-    const unsigned i = static_cast<unsigned>(std::countr_zero(m));
-    const QueueSlot& s = queues_.slot(base + i);
-    const Wavelet& head = queues_.entries(base + i)[s.head];
-    for (DirMask pending = s.dest & ~s.sent; pending; pending &= pending - 1) {
-      const Dir o = first_dir(pending);
-      if (output_blocked<kPacket>(rt, id, row, o, s.key, head)) continue;
-      if (!(ports & bit(o))) {
-        ports |= bit(o);
-        candidates[o] = 0;
-      }
-      candidates[o] |= uint64_t{1} << i;
-    }
-  }
-
-  // One independent scheduler per output direction, one wavelet each [0315], [0319].
-  uint64_t picked = 0;
-  for (DirMask m = ports; m; m &= m - 1) {
-    const Dir o = first_dir(m);
-    const unsigned i = pick(rt, candidates[o], o);
-    rt.last_pick[o] = static_cast<uint8_t>(i);
-    QueueSlot& s = queues_.slot(base + i);
-    out_[out_index(id, cycle, o)] = queues_.entries(base + i)[s.head];
-    s.sent |= bit(o);
-    ++rt.sent_count[o];
-    picked |= uint64_t{1} << i;
-  }
-  rt.out_valid = ports;
-  counters.moves += static_cast<uint64_t>(popcount64(ports));
-  if (topology().diag_hop_cycles == 2) {
-    constexpr DirMask kDiagonals = bit(kNE) | bit(kSW) | bit(kNW) | bit(kSE);
-    counters.slow_links_used += static_cast<uint64_t>(popcount64(ports & kDiagonals));
-  }
-
-  // A head sent to every Dest direction leaves; the next wavelet of its color may move
-  // from the next cycle on [0301].
-  for (uint64_t m = picked; m; m &= m - 1) {
-    const unsigned i = static_cast<unsigned>(std::countr_zero(m));
-    QueueSlot& s = queues_.slot(base + i);
-    if ((s.sent & s.dest) != s.dest) continue;
-    s.sent = 0;
-    s.head = static_cast<uint8_t>(s.head + 1 == capacity_ ? 0 : s.head + 1);
-    --s.count;
-    ++s.forwarded;
-    --rt.queued;
-    --counters.queued_delta;
-    if (s.count == 0) {
-      rt.busy &= ~(uint64_t{1} << i);
-      if constexpr (kPacket) s.dest = 0;
-    } else if constexpr (kPacket) {
-      const Wavelet& next = queues_.entries(base + i)[s.head];
-      s.dest = bit(packet_next_dir(topology(), config_.packet_routing, row,
-                                   static_cast<int>(id) - row * cols(), next.dest));
-    }
-  }
-
-  // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
-  step_endpoint(id, rt.ramp, kRamp, cycle, counters);
-  for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
-    const Dir d = first_dir(m);
-    step_endpoint(id, *attachment(id, d), d, cycle, counters);
-  }
-  return static_cast<DirMask>(ports & ~bit(kRamp) & ~DirMask{rt.edge_ports});
+[[gnu::always_inline]] inline unsigned rank_below(uint64_t keys, unsigned key) {
+  const uint64_t x = keys & ((uint64_t{1} << key) - 1);
+  unsigned n = kByteBits[x & 0xFF] + kByteBits[(x >> 8) & 0xFF];
+  if constexpr (!kPacket) n += kByteBits[(x >> 16) & 0xFF] + kByteBits[(x >> 24) & 0xFF];
+  return n;
 }
 
 // Why a wavelet could not be enqueued; built off the hot path.
 enum class EnqueueFault : uint8_t { no_route, not_a_source, two_sources, overflow };
 
-[[gnu::cold, gnu::noinline]] static void fail_enqueue(CycleCounters& counters, EnqueueFault f,
-                                                      const Topology& t, uint32_t id,
-                                                      const Wavelet& w, Dir from, Dir other,
-                                                      bool packet, unsigned key) {
+[[gnu::cold, gnu::noinline]] void fail_enqueue(CycleCounters& counters, EnqueueFault f,
+                                               const Topology& t, uint32_t id, const Wavelet& w,
+                                               Dir from, Dir other, bool packet, unsigned key) {
   const std::string here = "router " + router_name(t, id);
   const std::string color = std::to_string(w.color);
   switch (f) {
@@ -210,133 +80,497 @@ enum class EnqueueFault : uint8_t { no_route, not_a_source, two_sources, overflo
   }
 }
 
+[[gnu::cold, gnu::noinline]] void fail_offer(CycleCounters& counters, const Topology& t,
+                                             uint32_t id, Dir port, unsigned color,
+                                             int colors) {
+  const std::string where = std::string("the ") + (port == kRamp ? "on-ramp" : "edge port ") +
+                            (port == kRamp ? "" : dir_name(port)) + " of router " +
+                            router_name(t, id);
+  if (color >= static_cast<unsigned>(colors)) {
+    counters.fail(std::make_exception_ptr(RouteError(
+        "a wavelet of color " + std::to_string(color) + " was offered on " + where +
+        ", but only colors 0.." + std::to_string(colors - 1) + " enter the fabric")));
+  } else {
+    counters.fail(std::make_exception_ptr(WaferError(
+        "internal error (please report): an endpoint offered color " + std::to_string(color) +
+            " on " + where + " while the router stalls it",
+        ErrorCategory::internal)));
+  }
+}
+
+[[gnu::cold, gnu::noinline]] void fail_missing_endpoint(CycleCounters& counters) {
+  counters.fail(std::make_exception_ptr(WaferError(
+      "internal error (please report): delivery to a missing endpoint", ErrorCategory::internal)));
+}
+
+}  // namespace
+
 template <bool kPacket>
-void Fabric::enqueue(Router& rt, uint32_t id, int row, const Wavelet& w, Dir from,
-                     uint64_t& arrived, uint8_t* arrived_from, CycleCounters& counters) {
-  const unsigned key = kPacket ? static_cast<unsigned>(from) : w.color;
-  if (!kPacket && (key >= static_cast<unsigned>(config_.colors) || !rt.has(key))) [[unlikely]] {
-    fail_enqueue(counters, EnqueueFault::no_route, topology(), id, w, from, from, kPacket, key);
-    return;
-  }
-  const uint32_t index = rt.slot_index(key);
-  const unsigned i = index - rt.slot_base;
-  QueueSlot& s = queues_.slot(index);
-  if (!kPacket && !(s.src & bit(from))) [[unlikely]] {
-    fail_enqueue(counters, EnqueueFault::not_a_source, topology(), id, w, from, from, kPacket, key);
-    return;
-  }
-  if ((arrived >> i) & 1u) [[unlikely]] {
-    fail_enqueue(counters, EnqueueFault::two_sources, topology(), id, w, from,
-                 static_cast<Dir>(arrived_from[i]), kPacket, key);
-    return;
-  }
-  arrived |= uint64_t{1} << i;
-  arrived_from[i] = from;
-  if (s.count >= capacity_) [[unlikely]] {
-    fail_enqueue(counters, EnqueueFault::overflow, topology(), id, w, from, from, kPacket, key);
-    return;
-  }
-  int tail = s.head + s.count;  // ring position without a division
-  if (tail >= capacity_) tail -= capacity_;
-  queues_.entries(index)[tail] = w;
-  if (s.count == 0) {
-    rt.busy |= uint64_t{1} << i;
-    if constexpr (kPacket) {
-      s.dest = bit(packet_next_dir(topology(), config_.packet_routing, row,
-                                   static_cast<int>(id) - row * cols(), w.dest));
+class Fabric::RowPass {
+ public:
+  RowPass(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
+      : f_(f),
+        row_(row),
+        row_base_(static_cast<uint32_t>(row) * static_cast<uint32_t>(f.cols())),
+        cycle_(cycle),
+        counters_(counters),
+        routers_(f.routers_.data()),
+        slots_(f.queues_.slot_data()),
+        entries_(f.queues_.entry_data()),
+        stall_out_(f.stall_out_.data()),
+        capacity_(f.capacity_),
+        threshold_(f.stall_threshold()),
+        slow_links_(f.topology().diag_hop_cycles == 2 ? kDiagonals : DirMask{0}) {
+    const Topology& t = f.topology();
+    for (int d = 0; d < kNumDirs; ++d) {
+      delta_[d] = f.link_delta_[d];
+      dcol_[d] = f.link_dcol_[d];
+    }
+    if (t.loop) {
+      if (row == t.rows - 1) delta_[kN] -= t.size();
+      if (row == 0) delta_[kS] += t.size();
     }
   }
-  ++s.count;
-  ++rt.queued;
-  ++rt.enqueued;
-  ++counters.queued_delta;
+
+  // Phase A for the routers set in `active`; true if a wavelet went on a link.
+  bool send_all(const uint64_t* active);
+  // Phase B for the routers set in `active` or receiving; see Fabric::phase_b_row.
+  uint32_t receive_all(const uint64_t* active, uint64_t* next_active, uint32_t& next_count);
+
+ private:
+  // Helpers are inlined into the row loops: they run for every router of the row.
+  [[gnu::always_inline]] void send(Router& rt, uint32_t id, int col);
+  [[gnu::always_inline]] void post(Dir o, uint32_t id, int col);
+  [[gnu::always_inline]] uint64_t stall_toward(const Router& rt, uint32_t id, Dir o) const;
+  [[gnu::always_inline]] unsigned pick(const Router& rt, const QueueSlot* slots,
+                                       uint64_t candidates, Dir o) const;
+  [[gnu::always_inline]] void step_endpoint(uint32_t id, PortAttachment& a, Dir port);
+  [[gnu::always_inline]] bool receive(Router& rt, uint32_t id, int col, DirMask arrivals);
+  [[gnu::always_inline]] void enqueue(Router& rt, uint32_t id, int col, const Wavelet& w,
+                                      Dir from, uint64_t& arrived, uint8_t* arrived_from);
+  void deliver(PortAttachment& a, const Wavelet& w);
+  [[gnu::always_inline]] void finish_endpoint(PortAttachment& a);
+
+  Fabric& f_;
+  const int row_;
+  const uint32_t row_base_;
+  const uint64_t cycle_;
+  CycleCounters& counters_;
+  Router* const routers_;
+  QueueSlot* const slots_;
+  Wavelet* const entries_;
+  uint64_t* const stall_out_;
+  const int capacity_;
+  const int threshold_;       // a queue holding more stalls its sources [0333]
+  const DirMask slow_links_;  // diagonal directions when their hops take 2 cycles
+  bool links_used_ = false;
+  int64_t delta_[kNumDirs];  // router-id step across each link, loop links folded in
+  int dcol_[kNumDirs];       // column step across each link
+  // Phase A: this cycle's output registers of each direction; phase B: the registers each
+  // input direction reads (the sender's, of the cycle it sent). Indexed by router id.
+  Wavelet* out_[kNumDirs] = {};
+  Wavelet* off_ramp_ = nullptr;        // phase B: this cycle's ramp output registers
+  DirMask* post_dirs_[kNumDirs] = {};  // phase A: the arrival board of each link's receivers
+  uint64_t* post_marks_[kNumDirs] = {};  // phase A: ... and the receivers' row marks
+};
+
+// Color mode: the stall bits that gate output `o`, bit c set when color c may not go.
+// They come from the end of the previous cycle: a neighbour's per-color stall [0334], or
+// the endpoint's [0330].
+template <bool kPacket>
+inline uint64_t Fabric::RowPass<kPacket>::stall_toward(const Router& rt, uint32_t id,
+                                                        Dir o) const {
+  constexpr uint64_t kAll = ~uint64_t{0};
+  if (o == kRamp) return rt.ramp.endpoint == nullptr ? kAll : rt.ramp.stall_in;
+  if (rt.edge_ports & bit(o)) return f_.attachment(id, o)->stall_in;  // an edge port
+  // An edge port with no endpoint (routes cannot start a run like that).
+  if (!(rt.links & bit(o))) return kAll;
+  return stall_out_[static_cast<int64_t>(id) + delta_[o]];
 }
 
-void Fabric::deliver(PortAttachment& a, const Wavelet& w, uint64_t cycle,
-                     CycleCounters& counters) {
-  if (a.endpoint == nullptr) {
-    counters.fail(std::make_exception_ptr(
-        WaferError("internal error (please report): delivery to a missing endpoint",
-                   ErrorCategory::internal)));
-    return;
+// The scheduler of output `o`: candidates are slot positions (slots are in color order, so
+// cycling over positions cycles over colors) [0320].
+template <bool kPacket>
+inline unsigned Fabric::RowPass<kPacket>::pick(const Router& rt, const QueueSlot* slots,
+                                               uint64_t candidates, Dir o) const {
+  if (!kPacket && f_.config_.scheduler == SchedulerPolicy::priority) {
+    uint64_t high = 0;
+    for (uint64_t m = candidates; m; m &= m - 1) {
+      const unsigned i = static_cast<unsigned>(std::countr_zero(m));
+      if ((f_.high_priority_ >> slots[i].key) & 1u) high |= uint64_t{1} << i;
+    }
+    if (high) candidates = high;
   }
-  counters.record_delivery(w, cycle);
-  a.endpoint->accept(w, cycle);
+  return pick_round_robin(candidates, rt.last_pick[o]);
+}
+
+// A wavelet put on link `o` reaches the receiver's phase B (this cycle, or the next on a
+// 2-cycle link) through the arrival board.
+template <bool kPacket>
+inline void Fabric::RowPass<kPacket>::post(Dir o, uint32_t id, int col) {
+  post_dirs_[o][static_cast<int64_t>(id) + delta_[o]] |= bit(static_cast<Dir>(o ^ 1));
+  const int c = col + dcol_[o];
+  post_marks_[o][c >> 6] |= uint64_t{1} << (c & 63);
+  links_used_ = true;
+}
+
+// A ring-buffer position one step on, without a branch (they mispredict on short queues).
+[[gnu::always_inline]] inline uint8_t ring_next(unsigned pos, int capacity) {
+  const int next = static_cast<int>(pos) + 1;
+  return static_cast<uint8_t>(next & -static_cast<int>(next != capacity));
+}
+
+// One router's schedulers (phase A): at most one wavelet per output direction [0315],
+// chosen independently per direction [0319].
+template <bool kPacket>
+inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
+  rt.out_cycle = cycle_;
+  rt.out_valid = 0;
+  if (rt.busy == 0) return;
+  QueueSlot* const slots = slots_ + rt.slot_base;
+  Wavelet* const entries = entries_ + static_cast<size_t>(rt.slot_base) * capacity_;
+
+  // Candidates per output direction (as slot positions): heads not yet sent there whose
+  // receiver does not stall them.
+  uint64_t candidates[kNumDirs];
+  DirMask ports = 0;
+  if constexpr (kPacket) {
+    // One Dest direction per head: a link (packets never leave by an edge port) or the
+    // off-ramp. A head leaves as soon as it is sent, so Sent stays empty.
+    for (uint64_t m = rt.busy; m; m &= m - 1) {
+      const unsigned i = static_cast<unsigned>(std::countr_zero(m));
+      const QueueSlot& s = slots[i];
+      const Dir o = first_dir(s.dest);
+      const bool blocked =
+          o == kRamp ? rt.ramp.endpoint == nullptr ||
+                           ((rt.ramp.stall_in >> entries[i * capacity_ + s.head].color) & 1u)
+                     : ((stall_out_[static_cast<int64_t>(id) + delta_[o]] >> (o ^ 1)) & 1u) != 0;
+      if (blocked) continue;
+      const uint64_t mine = uint64_t{1} << i;
+      candidates[o] = (ports & bit(o)) ? candidates[o] | mine : mine;
+      ports |= bit(o);
+    }
+  } else {
+    // Each direction's stall bits are read once.
+    uint64_t stall[kNumDirs];
+    DirMask seen = 0;
+    for (uint64_t m = rt.busy; m; m &= m - 1) {
+      const unsigned i = static_cast<unsigned>(std::countr_zero(m));
+      const QueueSlot& s = slots[i];
+      for (DirMask pending = static_cast<DirMask>(s.dest & ~s.sent); pending;
+           pending &= pending - 1) {
+        const Dir o = first_dir(pending);
+        if (!(seen & bit(o))) {
+          seen |= bit(o);
+          stall[o] = stall_toward(rt, id, o);
+          candidates[o] = 0;
+        }
+        if ((stall[o] >> s.key) & 1u) continue;
+        ports |= bit(o);
+        candidates[o] |= uint64_t{1} << i;
+      }
+    }
+  }
+  if (ports == 0) return;
+  rt.out_valid = ports;
+  counters_.moves += static_cast<uint64_t>(kByteBits[ports & 0xFF] + kByteBits[ports >> 8]);
+  if (ports & slow_links_) {
+    const unsigned slow = ports & slow_links_;
+    counters_.slow_links_used += kByteBits[slow & 0xFF];
+  }
+
+  uint64_t picked = 0;
+  for (DirMask m = ports; m; m &= m - 1) {
+    const Dir o = first_dir(m);
+    const uint64_t c = candidates[o];
+    const unsigned i = (c & (c - 1)) == 0 ? static_cast<unsigned>(std::countr_zero(c))
+                                          : pick(rt, slots, c, o);
+    rt.last_pick[o] = static_cast<uint8_t>(i);
+    QueueSlot& s = slots[i];
+    Wavelet* const queue = entries + i * capacity_;
+    out_[o][id] = queue[s.head];
+    ++rt.sent_count[o];
+    if (rt.links & bit(o)) post(o, id, col);  // to another router
+    if constexpr (kPacket) {
+      // Sent to its one Dest direction: the head leaves now [0301].
+      s.head = ring_next(s.head, capacity_);
+      --s.count;
+      ++s.forwarded;
+      --rt.queued;
+      --counters_.queued_delta;
+      rt.over &= ~(static_cast<uint64_t>(s.count <= threshold_) << s.key);
+      if (s.count == 0) {
+        rt.busy &= ~(uint64_t{1} << i);
+        s.dest = 0;
+      } else {
+        s.dest = bit(f_.packet_routes_.next(row_, col, queue[s.head].dest));
+      }
+    } else {
+      s.sent |= bit(o);
+      picked |= uint64_t{1} << i;
+    }
+  }
+  if constexpr (kPacket) return;
+
+  // A head sent to every Dest direction leaves; the next wavelet of its color may move
+  // from the next cycle on [0301].
+  for (uint64_t m = picked; m; m &= m - 1) {
+    const unsigned i = static_cast<unsigned>(std::countr_zero(m));
+    QueueSlot& s = slots[i];
+    if ((s.sent & s.dest) != s.dest) continue;
+    s.sent = 0;
+    s.head = ring_next(s.head, capacity_);
+    --s.count;
+    ++s.forwarded;
+    --rt.queued;
+    --counters_.queued_delta;
+    rt.over &= ~(static_cast<uint64_t>(s.count <= threshold_) << s.key);
+    if (s.count == 0) rt.busy &= ~(uint64_t{1} << i);
+  }
 }
 
 template <bool kPacket>
-bool Fabric::phase_b_impl(uint32_t id, uint64_t cycle, CycleCounters& counters) {
-  Router& rt = routers_[id];
-  const int row = row_of(id, cols());
+inline void Fabric::RowPass<kPacket>::step_endpoint(uint32_t id, PortAttachment& a, Dir port) {
+  if (a.endpoint == nullptr) return;  // an idle endpoint's step is cheap: no idle() call
+  // The router's stall toward this port: per color, or (packet mode) the port's queue.
+  const ColorMask stall = kPacket ? (((stall_out_[id] >> port) & 1u) ? ~ColorMask{0} : 0)
+                                  : stall_out_[id];
+  Wavelet w;
+  const RampStep step =
+      a.host ? a.host->step(cycle_, stall, w) : a.endpoint->step(cycle_, stall, w);
+  if (step.progressed) ++counters_.progress;
+  if (!step.offered) return;
+  ++counters_.moves;
+  if (w.color >= f_.config_.colors || ((stall >> w.color) & 1u)) [[unlikely]] {
+    fail_offer(counters_, f_.topology(), id, port, w.color, f_.config_.colors);
+    return;
+  }
+  a.offer = w;
+  a.offer_cycle = cycle_;
+}
+
+template <bool kPacket>
+bool Fabric::RowPass<kPacket>::send_all(const uint64_t* active) {
+  Fabric& f = f_;
+  const Topology& t = f.topology();
+  for (int d = 0; d < kNumDirs; ++d) {
+    const Dir o = static_cast<Dir>(d);
+    out_[d] = &f.out_[f.out_index(0, cycle_, o)];
+    if (o == kRamp) continue;
+    int to_row = row_ + drow(o);
+    if (t.loop && to_row < 0) to_row += t.rows;
+    if (t.loop && to_row >= t.rows) to_row -= t.rows;
+    if (to_row < 0 || to_row >= t.rows) continue;  // no router of this row has that link
+    const int source = ArrivalBoard::source_of(o);
+    const uint64_t arrival = cycle_ + static_cast<uint64_t>(f.arrival_offset_[d]);
+    post_dirs_[d] = f.arrivals_.dirs(source, arrival);
+    post_marks_[d] = f.arrivals_.marks(source, arrival, to_row);
+  }
+  const size_t words = f.row_words();
+  for (size_t wi = 0; wi < words; ++wi) {
+    for (uint64_t m = active[wi]; m; m &= m - 1) {
+      const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
+      const uint32_t id = row_base_ + static_cast<uint32_t>(col);
+      Router& rt = routers_[id];
+      send(rt, id, col);
+      // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
+      step_endpoint(id, rt.ramp, kRamp);
+      for (uint8_t e = rt.edge_ports; e; e &= static_cast<uint8_t>(e - 1)) {
+        const Dir d = first_dir(e);
+        step_endpoint(id, *f.attachment(id, d), d);
+      }
+    }
+  }
+  return links_used_;
+}
+
+template <bool kPacket>
+inline void Fabric::RowPass<kPacket>::enqueue(Router& rt, uint32_t id, int col, const Wavelet& w,
+                                              Dir from, uint64_t& arrived,
+                                              uint8_t* arrived_from) {
+  const unsigned key = kPacket ? static_cast<unsigned>(from) : w.color;
+  if (!kPacket && (key >= static_cast<unsigned>(f_.config_.colors) || !rt.has(key)))
+      [[unlikely]] {
+    fail_enqueue(counters_, EnqueueFault::no_route, f_.topology(), id, w, from, from, kPacket,
+                 key);
+    return;
+  }
+  const unsigned i = rank_below<kPacket>(rt.keys, key);
+  const uint32_t index = rt.slot_base + i;
+  QueueSlot& s = slots_[index];
+  if (!kPacket && !(s.src & bit(from))) [[unlikely]] {
+    fail_enqueue(counters_, EnqueueFault::not_a_source, f_.topology(), id, w, from, from,
+                 kPacket, key);
+    return;
+  }
+  // Packet mode queues by input port, and a port takes one wavelet per cycle.
+  if constexpr (!kPacket) {
+    if ((arrived >> i) & 1u) [[unlikely]] {
+      fail_enqueue(counters_, EnqueueFault::two_sources, f_.topology(), id, w, from,
+                   static_cast<Dir>(arrived_from[i]), kPacket, key);
+      return;
+    }
+    arrived |= uint64_t{1} << i;
+    arrived_from[i] = from;
+  }
+  if (s.count >= capacity_) [[unlikely]] {
+    fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, w, from, from, kPacket,
+                 key);
+    return;
+  }
+  int tail = s.head + s.count;  // ring position without a division or a branch
+  tail -= capacity_ & -static_cast<int>(tail >= capacity_);
+  entries_[static_cast<size_t>(index) * capacity_ + static_cast<size_t>(tail)] = w;
+  if (s.count == 0) {
+    rt.busy |= uint64_t{1} << i;
+    if constexpr (kPacket) s.dest = bit(f_.packet_routes_.next(row_, col, w.dest));
+  }
+  ++s.count;
+  rt.over |= static_cast<uint64_t>(s.count > threshold_) << key;
+  ++rt.queued;
+  ++rt.enqueued;
+  ++counters_.queued_delta;
+}
+
+template <bool kPacket>
+void Fabric::RowPass<kPacket>::deliver(PortAttachment& a, const Wavelet& w) {
+  if (a.endpoint == nullptr) [[unlikely]] {
+    fail_missing_endpoint(counters_);
+    return;
+  }
+  counters_.record_delivery(w, cycle_);
+  if (a.host) a.host->accept(w, cycle_);
+  else a.endpoint->accept(w, cycle_);
+}
+
+// The end of an endpoint's cycle in phase B: finish_cycle, then its stall bits for next
+// cycle [0330] (the caller asks idle() afterwards when it needs to).
+template <bool kPacket>
+inline void Fabric::RowPass<kPacket>::finish_endpoint(PortAttachment& a) {
+  if (a.host) {
+    a.host->finish_cycle(cycle_);
+    a.stall_in = a.host->stall_to_router();
+  } else {
+    a.endpoint->finish_cycle(cycle_);
+    a.stall_in = a.endpoint->stall_to_router();
+  }
+}
+
+// One router's phase B.
+template <bool kPacket>
+inline bool Fabric::RowPass<kPacket>::receive(Router& rt, uint32_t id, int col, DirMask arrivals) {
   uint64_t arrived = 0;
   uint8_t arrived_from[64];
 
   // Neighbours' output registers that hold a wavelet for this router [0315], [0317].
-  for (DirMask m = rt.arrivals; m; m &= m - 1) {
+  for (DirMask m = arrivals; m; m &= m - 1) {
     const Dir in = first_dir(m);
-    const uint64_t sent_cycle = cycle - static_cast<uint64_t>(topology().hop_cycles(in) - 1);
-    // The simulator sets `arrivals` only from this cycle's (or, for 2-cycle links, last
-    // cycle's) senders, so the register holds the wavelet.
-    Wavelet w = out_register(link_target(id, row, in), sent_cycle, opposite(in));
+    Wavelet w = out_[in][static_cast<int64_t>(id) + delta_[in]];
     ++w.hops;
-    enqueue<kPacket>(rt, id, row, w, in, arrived, arrived_from, counters);
+    enqueue(rt, id, col, w, in, arrived, arrived_from);
   }
-  rt.arrivals = 0;
 
   // The on-ramp and edge ports offered in phase A of this cycle.
-  if (rt.ramp.offer_cycle == cycle) {
-    ++counters.injected;
-    enqueue<kPacket>(rt, id, row, rt.ramp.offer, kRamp, arrived, arrived_from, counters);
+  if (rt.ramp.offer_cycle == cycle_) {
+    ++counters_.injected;
+    enqueue(rt, id, col, rt.ramp.offer, kRamp, arrived, arrived_from);
   }
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
     const Dir d = first_dir(m);
-    PortAttachment& a = *attachment(id, d);
-    if (a.offer_cycle == cycle) {
-      ++counters.injected;
-      enqueue<kPacket>(rt, id, row, a.offer, d, arrived, arrived_from, counters);
+    PortAttachment& a = *f_.attachment(id, d);
+    if (a.offer_cycle == cycle_) {
+      ++counters_.injected;
+      enqueue(rt, id, col, a.offer, d, arrived, arrived_from);
     }
   }
 
   // What this router sent to its own endpoints (off-ramp, edge ports) this cycle.
-  if (rt.out_cycle == cycle) {
+  if (rt.out_cycle == cycle_) {
     const DirMask v = rt.out_valid;
-    if (v & bit(kRamp)) deliver(rt.ramp, out_register(id, cycle, kRamp), cycle, counters);
+    if (v & bit(kRamp)) deliver(rt.ramp, off_ramp_[id]);
     for (uint8_t m = static_cast<uint8_t>(rt.edge_ports & v); m;
          m &= static_cast<uint8_t>(m - 1)) {
       const Dir d = first_dir(m);  // edge_ports only holds border couplings
-      deliver(*attachment(id, d), out_register(id, cycle, d), cycle, counters);
+      deliver(*f_.attachment(id, d), f_.out_register(id, cycle_, d));
     }
   }
 
-  // Stall when a queue holds more than depth-1 wavelets after this cycle [0333].
-  uint64_t stall = 0;
-  const int threshold = stall_threshold();
-  for (uint64_t m = rt.busy; m; m &= m - 1) {
-    const QueueSlot& s = queues_.slot(rt.slot_base + static_cast<uint32_t>(std::countr_zero(m)));
-    if (s.count > threshold) stall |= uint64_t{1} << s.key;
-  }
-  stall_out_[id] = stall;
+  // Stall when a queue holds more than depth-1 wavelets after this cycle [0333] (kept up
+  // to date by every enqueue and dequeue).
+  stall_out_[id] = rt.over;
 
   bool busy = rt.busy != 0;
   if (rt.ramp.endpoint) {
-    rt.ramp.endpoint->finish_cycle(cycle);
-    rt.ramp.stall_in = rt.ramp.endpoint->stall_to_router();
-    busy = busy || !rt.ramp.endpoint->idle();
+    finish_endpoint(rt.ramp);
+    busy = busy || !(rt.ramp.host ? rt.ramp.host->idle() : rt.ramp.endpoint->idle());
   }
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
-    PortAttachment& a = *attachment(id, first_dir(m));
-    a.endpoint->finish_cycle(cycle);
-    a.stall_in = a.endpoint->stall_to_router();
-    busy = busy || !a.endpoint->idle();
+    PortAttachment& a = *f_.attachment(id, first_dir(m));
+    finish_endpoint(a);
+    busy = busy || !(a.host ? a.host->idle() : a.endpoint->idle());
   }
   rt.occupancy_sum += rt.queued;
   if (rt.queued > rt.occupancy_max) rt.occupancy_max = rt.queued;
   return busy;
 }
 
-template DirMask Fabric::phase_a_impl<false>(uint32_t, uint64_t, CycleCounters&);
-template DirMask Fabric::phase_a_impl<true>(uint32_t, uint64_t, CycleCounters&);
-template bool Fabric::phase_b_impl<false>(uint32_t, uint64_t, CycleCounters&);
-template bool Fabric::phase_b_impl<true>(uint32_t, uint64_t, CycleCounters&);
+template <bool kPacket>
+uint32_t Fabric::RowPass<kPacket>::receive_all(const uint64_t* active, uint64_t* next_active,
+                                               uint32_t& next_count) {
+  Fabric& f = f_;
+  for (int d = 0; d < kRamp; ++d) {
+    const Dir in = static_cast<Dir>(d);
+    const uint64_t sent = cycle_ - static_cast<uint64_t>(f.arrival_offset_[d]);
+    out_[d] = &f.out_[f.out_index(0, sent, opposite(in))];
+  }
+  off_ramp_ = &f.out_[f.out_index(0, cycle_, kRamp)];
+  DirMask* from_dirs[ArrivalBoard::kSources];
+  uint64_t* from_marks[ArrivalBoard::kSources];
+  for (int s = 0; s < ArrivalBoard::kSources; ++s) {
+    from_dirs[s] = f.arrivals_.dirs(s, cycle_);
+    from_marks[s] = f.arrivals_.marks(s, cycle_, row_);
+  }
+  uint32_t processed = 0;
+  next_count = 0;
+  const size_t words = f.row_words();
+  for (size_t wi = 0; wi < words; ++wi) {
+    const uint64_t received = from_marks[0][wi] | from_marks[1][wi] | from_marks[2][wi];
+    from_marks[0][wi] = from_marks[1][wi] = from_marks[2][wi] = 0;
+    uint64_t next = 0;
+    // Routers with work or arrivals, in column order; those with work stay active.
+    for (uint64_t m = active[wi] | received; m; m &= m - 1) {
+      const int b = std::countr_zero(m);
+      const int col = static_cast<int>(wi * 64) + b;
+      const uint32_t id = row_base_ + static_cast<uint32_t>(col);
+      // Read and cleared whether or not it received: cheaper than a mispredicted branch.
+      const auto arrivals =
+          static_cast<DirMask>(from_dirs[0][id] | from_dirs[1][id] | from_dirs[2][id]);
+      from_dirs[0][id] = from_dirs[1][id] = from_dirs[2][id] = 0;
+      ++processed;
+      if (receive(routers_[id], id, col, arrivals)) {
+        next |= uint64_t{1} << b;
+        ++next_count;
+      }
+    }
+    next_active[wi] = next;
+  }
+  return processed;
+}
+
+Fabric::RowSends Fabric::phase_a_row(int row, const uint64_t* active, uint64_t cycle,
+                                     CycleCounters& counters) {
+  RowSends sends;
+  sends.links = config_.packet_mode ? RowPass<true>(*this, row, cycle, counters).send_all(active)
+                                    : RowPass<false>(*this, row, cycle, counters).send_all(active);
+  return sends;
+}
+
+uint32_t Fabric::phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
+                             uint64_t cycle, CycleCounters& counters, uint32_t& next_count) {
+  return config_.packet_mode
+             ? RowPass<true>(*this, row, cycle, counters).receive_all(active, next_active, next_count)
+             : RowPass<false>(*this, row, cycle, counters)
+                   .receive_all(active, next_active, next_count);
+}
 
 }  // namespace wafersim::fabric

@@ -70,22 +70,16 @@ std::vector<Arrival> HostPort::take() {
   return out;
 }
 
-RampStep HostPort::step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) {
-  RampStep result;
-  if (drain_period_ > 0 && held_any_ != 0 && cycle % drain_period_ == 0) {
-    for (ColorMask m = held_any_; m; m &= m - 1) {
-      const auto color = static_cast<uint8_t>(std::countr_zero(m));
-      --held_[color];
-      update_full(color);
-    }
-    result.progressed = true;
+// One wavelet per sink color leaves every drain period.
+void HostPort::drain() {
+  for (ColorMask m = held_any_; m; m &= m - 1) {
+    const auto color = static_cast<uint8_t>(std::countr_zero(m));
+    --held_[color];
+    update_full(color);
   }
-  if (pending_ == 0) return result;
-  if (cycle >= next_release_) rescan(cycle);
-  // Heads waiting for their release cycle: time passing toward them is progress.
-  if (next_release_ != kNoRelease) result.progressed = true;
-  const ColorMask candidates = ready_ & ~router_stall;
-  if (candidates == 0) return result;
+}
+
+void HostPort::offer_next(uint64_t cycle, ColorMask candidates, Wavelet& offer) {
   // Round-robin over the released colors the router does not stall.
   const auto color = static_cast<uint8_t>(pick_round_robin(candidates, last_color_));
   auto& fifo = fifo_for(color).fifo;
@@ -97,9 +91,6 @@ RampStep HostPort::step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) 
     ready_ &= ~(ColorMask{1} << color);
     if (!fifo.empty()) next_release_ = std::min(next_release_, fifo.front().release);
   }
-  result.offered = true;
-  result.progressed = true;
-  return result;
 }
 
 void HostPort::accept(const Wavelet& w, uint64_t cycle) {
@@ -108,10 +99,6 @@ void HostPort::accept(const Wavelet& w, uint64_t cycle) {
     ++held_[w.color];
     update_full(w.color);
   }
-}
-
-bool HostPort::idle() const {
-  return pending_ == 0 && (drain_period_ == 0 || held_any_ == 0);
 }
 
 std::string HostPort::describe() const {

@@ -47,10 +47,12 @@ class HostPort final : public RampEndpoint {
   // Colors with a wavelet waiting to enter.
   ColorMask pending_colors() const;
 
+  // Defined below, in the header: the fabric calls a host port directly (it is final), so
+  // the common cycle of a port that has nothing released yet costs a few instructions.
   RampStep step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) override;
   void accept(const Wavelet& w, uint64_t cycle) override;
   ColorMask stall_to_router() const override { return full_; }
-  bool idle() const override;
+  bool idle() const override { return pending_ == 0 && (drain_period_ == 0 || held_any_ == 0); }
   std::string describe() const override;
 
  private:
@@ -65,6 +67,8 @@ class HostPort final : public RampEndpoint {
   ColorFifo& fifo_for(uint8_t color);
   void update_full(uint8_t color);
   void rescan(uint64_t cycle);
+  void drain();
+  void offer_next(uint64_t cycle, ColorMask candidates, Wavelet& offer);
 
   // Read every cycle: kept together at the front.
   size_t pending_ = 0;
@@ -83,5 +87,23 @@ class HostPort final : public RampEndpoint {
   std::vector<Arrival> arrived_;
   std::array<uint32_t, kMaxColorIds> held_{};  // per color, wavelets the sink still holds
 };
+
+inline RampStep HostPort::step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) {
+  RampStep result;
+  if (drain_period_ > 0 && held_any_ != 0 && cycle % drain_period_ == 0) {
+    drain();
+    result.progressed = true;
+  }
+  if (pending_ == 0) return result;
+  if (cycle >= next_release_) rescan(cycle);
+  // Heads waiting for their release cycle: time passing toward them is progress.
+  if (next_release_ != kNoRelease) result.progressed = true;
+  const ColorMask candidates = ready_ & ~router_stall;
+  if (candidates == 0) return result;
+  offer_next(cycle, candidates, offer);
+  result.offered = true;
+  result.progressed = true;
+  return result;
+}
 
 }  // namespace wafersim::fabric

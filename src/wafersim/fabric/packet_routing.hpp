@@ -19,9 +19,8 @@ enum class PacketRouting : uint8_t { xy, diag_first };
 inline constexpr int kMaxPacketSide = 256;
 inline uint16_t pack_dest(int r, int c) { return static_cast<uint16_t>((r << 8) | c); }
 
-inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, uint16_t dest) {
-  const int dy = (dest >> 8) - r;
-  const int dx = (dest & 0xFF) - c;
+// The next direction for a packet whose destination lies dx columns east and dy rows north.
+inline Dir packet_step(const Topology& t, PacketRouting alg, int dx, int dy) {
   if (dx == 0 && dy == 0) return kRamp;
   if (alg == PacketRouting::diag_first && dx != 0 && dy != 0) {
     const Dir d = dy > 0 ? (dx > 0 ? kNE : kNW) : (dx > 0 ? kSE : kSW);
@@ -30,5 +29,29 @@ inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, u
   if (dx != 0) return dx > 0 ? kE : kW;
   return dy > 0 ? kN : kS;
 }
+
+inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, uint16_t dest) {
+  return packet_step(t, alg, (dest & 0xFF) - c, (dest >> 8) - r);
+}
+
+// The same answers, looked up: packet_step depends only on the signs of the offsets, so
+// nine entries hold it and the cycle loop routes without branches.
+class PacketRouteTable {
+ public:
+  PacketRouteTable() = default;
+  PacketRouteTable(const Topology& t, PacketRouting alg) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) dirs_[3 * (dy + 1) + dx + 1] = packet_step(t, alg, dx, dy);
+    }
+  }
+  [[gnu::always_inline]] Dir next(int r, int c, uint16_t dest) const {
+    const int dx = (dest & 0xFF) - c;
+    const int dy = (dest >> 8) - r;
+    return dirs_[3 * ((dy > 0) - (dy < 0) + 1) + (dx > 0) - (dx < 0) + 1];
+  }
+
+ private:
+  Dir dirs_[9] = {};
+};
 
 }  // namespace wafersim::fabric

@@ -17,6 +17,9 @@ class QueueArena {
   int capacity() const { return capacity_; }
   QueueSlot& slot(uint32_t index) { return slots_[index]; }
   const QueueSlot& slot(uint32_t index) const { return slots_[index]; }
+  // Every slot, and every entry (`capacity` per slot), for the cycle loop.
+  QueueSlot* slot_data() { return slots_.data(); }
+  Wavelet* entry_data() { return entries_.data(); }
   // The `capacity` ring-buffer entries of a slot.
   Wavelet* entries(uint32_t index) {
     return &entries_[static_cast<size_t>(index) * static_cast<size_t>(capacity_)];

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -49,36 +50,42 @@ struct QueueSlot {
   uint64_t forwarded = 0;  // wavelets sent to every Dest direction and dequeued
 };
 
+class HostPort;
+
 // An endpoint on the ramp or on a border link (edge port), with the contract's registers.
 struct PortAttachment {
   RampEndpoint* endpoint = nullptr;
+  HostPort* host = nullptr;         // the same endpoint when it is the fabric's own host port:
+                                    // the cycle loop calls it without a virtual call
   ColorMask stall_in = 0;           // the endpoint's stall bits, latched at the end of phase B
   uint64_t offer_cycle = kNever;    // `offer` is valid in phase B of this cycle
   Wavelet offer;
 };
 
-// Hot fields first: a router's phase touches its first cache lines on every cycle it is
-// active. Fields other routers read (stall bits, output registers) live in the Fabric's
-// compact arrays instead, so neighbours do not pull in this whole struct.
-struct Router {
+// Laid out by use, on cache-line boundaries: the first line is read and written by every
+// active router's phases on every cycle, the second holds the ramp and the counters phase B
+// updates, the rest the per-direction send counts. Fields other routers read (stall bits,
+// output registers, arrivals) live in the Fabric's compact arrays instead, so neighbours do
+// not pull in this struct.
+struct alignas(64) Router {
   uint64_t keys = 0;       // configured colors (packet mode: input directions)
   uint64_t busy = 0;       // slots (by position, not key) whose queue holds a wavelet
-  uint32_t queued = 0;     // wavelets in all queues
-  DirMask arrivals = 0;    // phase B: input directions holding a wavelet for this router
-                           // (set by the simulator for this router's row only)
-  DirMask out_valid = 0;   // output registers written in phase A of cycle `out_cycle`
+  uint64_t over = 0;       // keys whose queue holds more than the stall threshold [0333]
   uint64_t out_cycle = kNever;
-  std::array<uint8_t, kNumDirs> last_pick{};  // each output scheduler's round-robin pointer
-  uint8_t edge_ports = 0;  // axis directions (bits of Dir) with an edge attachment
   uint32_t slot_base = 0;  // first of this router's slots in the fabric's queue arena
+  uint32_t queued = 0;     // wavelets in all queues
+  uint32_t occupancy_max = 0;                   // counter: most wavelets queued at once
+  DirMask out_valid = 0;   // output registers written in phase A of cycle `out_cycle`
+  DirMask links = 0;       // link ports that lead to another router (from the topology)
+  uint8_t edge_ports = 0;  // axis directions (bits of Dir) with an edge attachment
   uint8_t slot_room = 0;   // slots reserved there (at least popcount(keys))
-  PortAttachment ramp;
+  std::array<uint8_t, kNumDirs> last_pick{};  // each output scheduler's round-robin pointer
 
+  PortAttachment ramp;
   // Counters (docs/fabric.md).
-  std::array<uint64_t, kNumDirs> sent_count{};  // wavelets sent per output direction
   uint64_t enqueued = 0;                         // router traversals (energy)
   uint64_t occupancy_sum = 0;                    // sum over cycles of `queued`
-  uint32_t occupancy_max = 0;
+  std::array<uint64_t, kNumDirs> sent_count{};  // wavelets sent per output direction
 
   bool has(unsigned key) const { return (keys >> key) & 1u; }
   int slot_count() const { return popcount64(keys); }
@@ -87,6 +94,8 @@ struct Router {
     return slot_base + static_cast<uint32_t>(popcount64(keys & ((uint64_t{1} << key) - 1)));
   }
 };
+
+static_assert(offsetof(Router, ramp) == 64, "the hot fields of a router fill one cache line");
 
 // The next candidate after `last` in a cyclic order of keys (the round-robin of [0320]).
 inline unsigned pick_round_robin(uint64_t candidates, unsigned last) {

@@ -11,8 +11,6 @@
 
 namespace wafersim::sim {
 
-using fabric::bit;
-using fabric::Dir;
 using fabric::Fabric;
 
 Simulator::Simulator(Fabric& fabric)
@@ -50,16 +48,23 @@ void Simulator::rebuild_active() {
   queued_ = 0;
   active_routers_ = 0;
   const int cols = fabric_.cols();
+  const size_t words = fabric_.row_words();
   for (int r = 0; r < fabric_.rows(); ++r) {
     RowState& rs = rows_[static_cast<size_t>(r)];
-    rs.active.clear();
+    rs.active.assign(words, 0);
+    rs.next_active.assign(words, 0);
+    rs.active_count = 0;
     const uint32_t base = static_cast<uint32_t>(r) * static_cast<uint32_t>(cols);
-    for (uint32_t id = base; id < base + static_cast<uint32_t>(cols); ++id) {
+    for (int c = 0; c < cols; ++c) {
+      const uint32_t id = base + static_cast<uint32_t>(c);
       queued_ += fabric_.router(id).queued;
-      if (fabric_.has_work(id)) rs.active.push_back(id);
+      if (fabric_.has_work(id)) {
+        rs.active[static_cast<size_t>(c / 64)] |= uint64_t{1} << (c % 64);
+        ++rs.active_count;
+      }
     }
-    if (!rs.active.empty()) rows_a_.push_back(r);
-    active_routers_ += rs.active.size();
+    if (rs.active_count) rows_a_.push_back(r);
+    active_routers_ += rs.active_count;
   }
 }
 
@@ -86,73 +91,25 @@ void Simulator::collect_source_rows(int row, int* out, int& n) const {
 
 void Simulator::row_phase_a(int row, uint64_t t) {
   RowState& rs = rows_[static_cast<size_t>(row)];
-  auto& senders = rs.senders[t & 1];
-  senders.clear();
-  rs.senders_cycle[t & 1] = t;
+  rs.sent = false;
   try {
-    for (uint32_t id : rs.active) {
-      const fabric::DirMask links = fabric_.phase_a(id, t, rs.counters);
-      if (links) senders.push_back({id, links});
-    }
+    rs.sent = fabric_.phase_a_row(row, rs.active.data(), t, rs.counters).links;
   } catch (...) {
     rs.counters.fail(std::current_exception());
   }
 }
 
+// The routers of this row that are active or receive a wavelet this cycle, in column order;
+// those with work stay active.
 void Simulator::row_phase_b(int row, uint64_t t) {
   RowState& rs = rows_[static_cast<size_t>(row)];
   try {
-    const uint32_t cols = static_cast<uint32_t>(fabric_.cols());
-    const uint32_t lo = static_cast<uint32_t>(row) * cols;
-    std::vector<uint64_t>& marks = rs.marks;
-    if (marks.empty()) marks.assign((cols + 63) / 64, 0);
-    auto mark = [&](uint32_t id) { marks[(id - lo) >> 6] |= uint64_t{1} << ((id - lo) & 63); };
-    for (uint32_t id : rs.active) mark(id);
-
-    // Routers of this row that receive a wavelet this cycle, and from where.
-    const bool slow = fabric_.topology().has_diagonals() &&
-                      fabric_.topology().diag_hop_cycles == 2;
-    const fabric::DirMask diagonals = bit(fabric::kNE) | bit(fabric::kSW) | bit(fabric::kNW) |
-                                      bit(fabric::kSE);
-    auto take = [&](const std::vector<Sender>& list, int from_row, fabric::DirMask dirs) {
-      for (const Sender& s : list) {
-        for (fabric::DirMask m = s.links & dirs; m; m &= m - 1) {
-          const Dir o = fabric::first_dir(m);
-          const uint32_t n = fabric_.link_target(s.id, from_row, o);
-          mark(n);
-          fabric_.router(n).arrivals |= bit(fabric::opposite(o));
-        }
-      }
-    };
-    int sources[5];
-    int count = 0;
-    collect_source_rows(row, sources, count);
-    for (int i = 0; i < count; ++i) {
-      const int sr = sources[i];
-      const RowState& s = rows_[static_cast<size_t>(sr)];
-      const fabric::DirMask dirs = fabric_.directions_between_rows(sr, row);
-      if (s.senders_cycle[t & 1] == t) {
-        take(s.senders[t & 1], sr, slow ? static_cast<fabric::DirMask>(dirs & ~diagonals) : dirs);
-      }
-      if (slow && t > 0 && s.senders_cycle[(t - 1) & 1] == t - 1) {
-        take(s.senders[(t - 1) & 1], sr, static_cast<fabric::DirMask>(dirs & diagonals));
-      }
-    }
-
-    // Process marked routers in column order; those with work stay active.
-    rs.next_active.clear();
-    rs.processed = 0;
-    for (size_t wi = 0; wi < marks.size(); ++wi) {
-      for (uint64_t m = marks[wi]; m; m &= m - 1) {
-        const uint32_t id = lo + static_cast<uint32_t>(wi * 64 + std::countr_zero(m));
-        ++rs.processed;
-        if (fabric_.phase_b(id, t, rs.counters)) rs.next_active.push_back(id);
-      }
-      marks[wi] = 0;
-    }
+    uint32_t count = 0;
+    rs.processed = fabric_.phase_b_row(row, rs.active.data(), rs.next_active.data(), t,
+                                       rs.counters, count);
     rs.active.swap(rs.next_active);
+    rs.active_count = count;
   } catch (...) {
-    for (uint64_t& m : rs.marks) m = 0;
     rs.counters.fail(std::current_exception());
   }
 }
@@ -183,9 +140,10 @@ RunResult Simulator::run(uint64_t max_cycles) {
   }
   const bool slow_links = fabric_.topology().has_diagonals() &&
                           fabric_.topology().diag_hop_cycles == 2;
-  std::vector<int> sender_rows_now, sender_rows_prev;
+  std::vector<int>& sender_rows_now = sender_rows_now_;
+  std::vector<int>& sender_rows_prev = sender_rows_prev_;
   uint64_t idle_for = 0;
-  bool in_flight = false;  // wavelets on 2-cycle links, arriving next cycle
+  bool& in_flight = in_flight_;  // wavelets on 2-cycle links, arriving next cycle
   while (result.cycles < max_cycles) {
     if (rows_a_.empty() && !in_flight) {
       result.quiescent = true;
@@ -215,7 +173,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     };
     for (int r : rows_a_) {
       add_row(r);
-      if (!rows_[static_cast<size_t>(r)].senders[t & 1].empty()) {
+      if (rows_[static_cast<size_t>(r)].sent) {
         sender_rows_now.push_back(r);
         add_targets_of(r);
       }
@@ -239,8 +197,8 @@ RunResult Simulator::run(uint64_t max_cycles) {
       queued_ += rs.counters.queued_delta;
       result.router_cycles += rs.processed;
       rs.counters.start_cycle();
-      if (!rs.active.empty()) rows_a_.push_back(r);
-      active_routers_ += rs.active.size();
+      if (rs.active_count) rows_a_.push_back(r);
+      active_routers_ += rs.active_count;
     }
     in_flight = slow > 0;
     result.moves += moves;

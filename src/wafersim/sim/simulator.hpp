@@ -55,17 +55,12 @@ class Simulator {
   bool broken() const { return broken_; }
 
  private:
-  struct Sender {
-    uint32_t id;
-    fabric::DirMask links;  // link directions it sent on
-  };
   struct RowState {
-    std::vector<uint32_t> active;       // routers with work, ascending
-    std::vector<uint32_t> next_active;
-    std::vector<uint64_t> marks;        // phase B: bit per column of routers to process
+    std::vector<uint64_t> active;       // bit per column: routers with work
+    std::vector<uint64_t> next_active;
+    uint32_t active_count = 0;          // bits set in `active`
     uint64_t processed = 0;             // routers processed in phase B this cycle
-    std::vector<Sender> senders[2];     // routers that sent on a link, by cycle parity
-    uint64_t senders_cycle[2] = {fabric::kNever, fabric::kNever};
+    bool sent = false;                  // phase A put a wavelet on a link this cycle
     uint64_t mark = fabric::kNever;     // row de-duplication stamp
     fabric::CycleCounters counters;
   };
@@ -83,6 +78,11 @@ class Simulator {
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
   size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
+  // Rows that sent on a link this cycle and last cycle, and whether a wavelet is on a
+  // 2-cycle link: kept across runs, so a wavelet in flight when a run ends arrives in the
+  // next run.
+  std::vector<int> sender_rows_now_, sender_rows_prev_;
+  bool in_flight_ = false;
   uint64_t cycle_ = 0;
   int64_t queued_ = 0;
   int threads_ = 0;

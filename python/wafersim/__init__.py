@@ -24,6 +24,7 @@ from .stats import Arrivals, FabricCounters, PeStats, RunStats
 from .wafer import RouterView, Wafer
 from .wafer_pes import WaferPE
 from . import noc
+from . import kernels
 
 
 __version__ = _core.__version__
@@ -45,6 +46,7 @@ __all__ = [
     "pe",
     "layout",
     "noc",
+    "kernels",
     "Wafer",
     "RouterView",
     "WaferPE",

@@ -1,11 +1,10 @@
 """The 20-bit CE instruction set: formats of [0581]-[0603], one data file shared by the C++
 decoder and the Python assembler, and the assembler/disassembler round trip."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
+from repo_scripts import ROOT, load_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,14 +12,9 @@ import wafersim as ws
 from wafersim import _core
 from wafersim.asm import assemble, disassemble, disassemble_word, encode_line, isa
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_ce_isa", ROOT / "scripts" / "gen_ce_isa.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/gen_ce_isa.py")
 
 
 def test_generated_header_and_doc_tables_match_the_isa_file():

@@ -1,20 +1,12 @@
 """Conformance programs of the compute element that fit on one PE (examples/kernels/),
 each checked against numpy or exact arithmetic."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-KERNELS = Path(__file__).resolve().parent.parent / "examples" / "kernels"
-
+from repo_scripts import load_script
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, KERNELS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(f"examples/kernels/{name}.py")
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "fp32"])

@@ -3,22 +3,15 @@ processing element"): compute-element instructions run matrix-array passes over 
 that DSDs describe in PE memory; results go to memory or, as wavelets, to another PE; the
 pass runs asynchronously and activates an id when done."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from repo_scripts import load_script
 
 import wafersim as ws
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tensor_dense_layer_on_pe.py"
-
 
 def _example():
-    spec = importlib.util.spec_from_file_location("tensor_dense_layer_on_pe", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("examples/tensor_dense_layer_on_pe.py")
 
 
 MATMUL = """

@@ -2,10 +2,9 @@
 what each PE runs and waits on [0306] and finds a cycle of waits through PEs and router
 queues; the first failing PE's error (lowest id) stops the run, for any thread count."""
 
-import importlib.util
-from pathlib import Path
 
 import pytest
+from repo_scripts import load_script
 
 import wafersim as ws
 
@@ -100,10 +99,7 @@ def test_waiting_for_the_host_names_the_edge_port():
 
 
 def test_fig11_ring_beyond_its_buffering_deadlocks_and_the_report_shows_the_ring_0412():
-    spec = importlib.util.spec_from_file_location(
-        "fig11", Path(__file__).resolve().parent.parent / "examples" / "kernels" / "forward_layer_fig11.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("examples/kernels/forward_layer_fig11.py")
     with pytest.raises(ws.DeadlockError) as err:
         mod.run_wafer(20, 200, density=1.0, ring_cols=2)
     rep = err.value.report

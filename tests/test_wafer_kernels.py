@@ -3,20 +3,12 @@ checked against exact once-rounded arithmetic and numpy: y = A x + b on one PE a
 row of PEs, y = A x on a grid, a throttled producer/consumer pair of PEs, a FIFO fed through
 an edge port, and the FIG. 11 forward state machine on a ring of PEs."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-KERNELS = Path(__file__).resolve().parent.parent / "examples" / "kernels"
-
+from repo_scripts import load_script
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, KERNELS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(f"examples/kernels/{name}.py")
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "fp32"])

@@ -1,20 +1,10 @@
 """Conformance programs 2 and 3: a matrix-vector product spread over PEs of a wafer.
 
-Program 2, ``row``: y = A x + b across a row of PEs. PE k holds a block of columns of A.
-x is streamed in from the west edge as sparse wavelets (value + column index; only
-nonzeros [0408]) and multicast along the row; each PE accumulates the columns it holds
-(the others are outside its range and end the task at once). A closeout wavelet after x
-starts the `finish` task everywhere [0371], [0419]: the first PE sends its partial sums
-east, every other PE adds the incoming partial sums to its own and passes them on
-(the psum accumulation across PEs of [0402], [0408]), and the last adds b and sends y out
-of the east edge.
-
-Program 3, ``grid``: y = A x on an R x C grid. PE (r, c) holds block (r, c) of A; chunk c
-of x enters at the north edge of column c and is broadcast down the column; partial sums
-are reduced along each row towards the east edge, which emits block r of y.
-
-Partial sums hop on two colors that alternate with the column, because a color's route at
-a router is one Dest set [0318]: a PE receives on one and sends on the other.
+Program 2 (``--layout row``): y = A x + b across a row of PEs, x streamed in from the west
+edge and multicast along the row, partial sums passed east. Program 3 (``--layout grid``):
+y = A x on a grid, x broadcast down columns, partial sums reduced along rows. The programs
+and their host code live in the package, ``wafersim.kernels.matvec`` (its docstring
+explains them); this script runs one and checks it against the exact reference.
 
     python examples/kernels/matvec_wafer.py --layout row --pes 4
     python examples/kernels/matvec_wafer.py --layout grid --size 4 --block 16

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/sim/counters.hpp"
@@ -18,21 +19,6 @@ using namespace wafersim::fabric;
 using sim::Wafer;
 
 namespace {
-
-template <typename T>
-using CArray = py::array_t<T, py::array::c_style>;
-
-template <typename T>
-std::span<const T> view(const CArray<T>& a) {
-  return {a.data(), static_cast<size_t>(a.size())};
-}
-
-template <typename T>
-CArray<T> to_array(const std::vector<T>& v) {
-  CArray<T> out(static_cast<py::ssize_t>(v.size()));
-  std::copy(v.begin(), v.end(), out.mutable_data());
-  return out;
-}
 
 SchedulerPolicy scheduler_named(const std::string& s) {
   if (s == "round_robin") return SchedulerPolicy::round_robin;
@@ -97,22 +83,22 @@ py::dict run_result(const sim::RunResult& r) {
   d["delivered"] = r.delivered;
   d["router_cycles"] = r.router_cycles;
   d["parallel_phases"] = r.parallel_phases;
-  d["latency_hist"] = to_array(r.latency_hist);
-  d["hop_hist"] = to_array(r.hop_hist);
+  d["latency_hist"] = to_numpy(r.latency_hist);
+  d["hop_hist"] = to_numpy(r.hop_hist);
   return d;
 }
 
 py::dict collected(const sim::Collected& c) {
   py::dict d;
-  d["router"] = to_array(c.router);
-  d["port"] = to_array(c.port);
-  d["color"] = to_array(c.color);
-  d["data"] = to_array(c.data);
-  d["index"] = to_array(c.index);
-  d["ctrl"] = to_array(c.ctrl);
-  d["hops"] = to_array(c.hops);
-  d["injected"] = to_array(c.injected);
-  d["arrived"] = to_array(c.arrived);
+  d["router"] = to_numpy(c.router);
+  d["port"] = to_numpy(c.port);
+  d["color"] = to_numpy(c.color);
+  d["data"] = to_numpy(c.data);
+  d["index"] = to_numpy(c.index);
+  d["ctrl"] = to_numpy(c.ctrl);
+  d["hops"] = to_numpy(c.hops);
+  d["injected"] = to_numpy(c.injected);
+  d["arrived"] = to_numpy(c.arrived);
   return d;
 }
 
@@ -259,10 +245,10 @@ void bind_fabric(py::module_& root) {
            [](Wafer& w) {
              const sim::ColorTraffic c = sim::color_traffic(w.fabric());
              py::dict d;
-             d["router"] = to_array(c.router);
-             d["dir"] = to_array(c.dir);
-             d["color"] = to_array(c.color);
-             d["count"] = to_array(c.count);
+             d["router"] = to_numpy(c.router);
+             d["dir"] = to_numpy(c.dir);
+             d["color"] = to_numpy(c.color);
+             d["count"] = to_numpy(c.count);
              return d;
            })
       .def("reset_counters", &Wafer::reset_counters)

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/numerics/convert.hpp"
@@ -19,14 +20,6 @@ namespace wafersim::bindings {
 using namespace wafersim::numerics;
 
 namespace {
-
-template <typename T>
-using CArray = py::array_t<T, py::array::c_style>;
-
-template <typename T>
-std::span<const T> view(const CArray<T>& a) {
-  return {a.data(), static_cast<size_t>(a.size())};
-}
 
 template <typename Out, typename In>
 CArray<Out> same_shape(const CArray<In>& a) {

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/pe/ce_config.hpp"
@@ -21,15 +22,7 @@ using namespace wafersim::pe;
 
 namespace {
 
-template <typename T>
-using CArray = py::array_t<T, py::array::c_style>;
-
 constexpr uint64_t kSlice = uint64_t{1} << 20;  // cycles between checks for Ctrl-C
-
-template <typename T>
-std::span<const T> view(const CArray<T>& a) {
-  return {a.data(), static_cast<size_t>(a.size())};
-}
 
 DsrSet dsr_set_named(const std::string& s) {
   if (s == "s0" || s == "S0") return DsrSet::s0;

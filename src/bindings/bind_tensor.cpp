@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/tensor/matrix_array.hpp"
@@ -22,21 +23,6 @@ namespace wafersim::bindings {
 using namespace wafersim::tensor;
 
 namespace {
-
-template <typename T>
-using CArray = py::array_t<T, py::array::c_style>;
-
-template <typename T>
-std::span<const T> view(const CArray<T>& a) {
-  return {a.data(), static_cast<size_t>(a.size())};
-}
-
-template <typename T>
-CArray<T> to_numpy(std::span<const T> v) {
-  CArray<T> out(static_cast<py::ssize_t>(v.size()));
-  std::copy(v.begin(), v.end(), out.mutable_data());
-  return out;
-}
 
 isa::RegFile file_named(const std::string& name) {
   if (name == "RB") return isa::RegFile::RB;

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/sim/wafer.hpp"
@@ -17,14 +18,6 @@ namespace wafersim::bindings {
 using sim::Wafer;
 
 namespace {
-
-template <typename T>
-using CArray = py::array_t<T, py::array::c_style>;
-
-template <typename T>
-std::span<const T> view(const CArray<T>& a) {
-  return {a.data(), static_cast<size_t>(a.size())};
-}
 
 pe::ComputeElement& ce_at(Wafer& w, int64_t id) {
   pe::ComputeElement* ce =

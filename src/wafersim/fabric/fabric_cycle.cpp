@@ -172,6 +172,7 @@ class Fabric::RowPass {
   Wavelet* off_ramp_ = nullptr;        // phase B: this cycle's ramp output registers
   DirMask* post_dirs_[kNumDirs] = {};  // phase A: the arrival board of each link's receivers
   uint64_t* post_marks_[kNumDirs] = {};  // phase A: ... and the receivers' row marks
+  uint64_t* sent_count_[kNumDirs] = {};  // phase A: each direction's send counters
 };
 
 // Color mode: the stall bits that gate output `o`, bit c set when color c may not go.
@@ -289,7 +290,7 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
     QueueSlot& s = slots[i];
     Wavelet* const queue = entries + i * capacity_;
     out_[o][id] = queue[s.head];
-    ++rt.sent_count[o];
+    ++sent_count_[o][id];
     if (rt.links & bit(o)) post(o, id, col);  // to another router
     if constexpr (kPacket) {
       // Sent to its one Dest direction: the head leaves now [0301].
@@ -356,6 +357,7 @@ bool Fabric::RowPass<kPacket>::send_all(const uint64_t* active) {
   for (int d = 0; d < kNumDirs; ++d) {
     const Dir o = static_cast<Dir>(d);
     out_[d] = &f.out_[f.out_index(0, cycle_, o)];
+    sent_count_[d] = &f.sent_count_[static_cast<size_t>(d) * f.routers_.size()];
     if (o == kRamp) continue;
     int to_row = row_ + drow(o);
     if (t.loop && to_row < 0) to_row += t.rows;

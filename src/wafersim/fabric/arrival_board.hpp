@@ -30,11 +30,15 @@ class ArrivalBoard {
 
   void resize(int rows, int cols, int sets) {
     words_ = static_cast<size_t>((cols + 63) / 64);
+    // Each row's marks on cache lines of their own: neighbouring rows run in other threads.
+    stride_ = (words_ + kLineWords - 1) / kLineWords * kLineWords;
     sets_ = sets;
     const size_t routers = static_cast<size_t>(rows) * static_cast<size_t>(cols);
     for (int i = 0; i < sets * kSources; ++i) {
       dirs_[i].assign(routers, 0);
-      marks_[i].assign(static_cast<size_t>(rows) * words_, 0);
+      marks_[i].assign(static_cast<size_t>(rows) * stride_ + kLineWords, 0);
+      const auto addr = reinterpret_cast<uintptr_t>(marks_[i].data());
+      first_[i] = (kLineWords - (addr / sizeof(uint64_t)) % kLineWords) % kLineWords;
     }
   }
 
@@ -45,7 +49,8 @@ class ArrivalBoard {
   // and bit c of marks(source, arrival, r). Phase B reads both and clears them.
   DirMask* dirs(int source, uint64_t arrival) { return dirs_[index(source, arrival)].data(); }
   uint64_t* marks(int source, uint64_t arrival, int row) {
-    return &marks_[index(source, arrival)][static_cast<size_t>(row) * words_];
+    const int i = index(source, arrival);
+    return &marks_[i][first_[i] + static_cast<size_t>(row) * stride_];
   }
 
  private:
@@ -53,8 +58,11 @@ class ArrivalBoard {
     return static_cast<int>(arrival & static_cast<uint64_t>(sets_ - 1)) * kSources + source;
   }
 
+  static constexpr size_t kLineWords = 64 / sizeof(uint64_t);
   size_t words_ = 0;
+  size_t stride_ = 0;  // words from one row's marks to the next: whole cache lines
   int sets_ = 1;
+  size_t first_[2 * kSources] = {};  // first word of row 0 in each marks vector: line-aligned
   std::vector<DirMask> dirs_[2 * kSources];   // by set and source class, then router id
   std::vector<uint64_t> marks_[2 * kSources]; // by set and source class, then row and word
 };

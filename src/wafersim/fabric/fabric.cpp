@@ -90,6 +90,7 @@ Fabric::Fabric(const FabricConfig& config)
   packet_routes_ = PacketRouteTable(t, config_.packet_routing);
   routers_.resize(static_cast<size_t>(t.size()));
   stall_out_.assign(routers_.size(), 0);
+  sent_count_.assign(routers_.size() * kNumDirs, 0);
   out_sets_ = slow_links ? 2 : 1;
   out_stride_ = routers_.size();
   out_.resize(routers_.size() * out_sets_ * kNumDirs);

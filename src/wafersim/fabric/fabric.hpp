@@ -4,6 +4,7 @@
 // threads; the fabric guarantees that a router's phase writes only that router's state.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -74,6 +75,12 @@ class Fabric {
   void compact_queues() {
     if (queues_.unused() > 0) queues_.compact(routers_);
   }
+
+  // Counter: wavelets router `id` sent toward `dir` (link counts).
+  uint64_t sent_count(uint32_t id, Dir dir) const {
+    return sent_count_[static_cast<size_t>(dir) * routers_.size() + id];
+  }
+  void reset_sent_counts() { std::fill(sent_count_.begin(), sent_count_.end(), 0); }
 
   Router& router(uint32_t id) { return routers_[id]; }
   const Router& router(uint32_t id) const { return routers_[id]; }
@@ -153,6 +160,9 @@ class Fabric {
   std::vector<Router> routers_;
   QueueArena queues_;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
+  // Wavelets sent, by direction then router: a row's senders count into one run of
+  // consecutive words (rather than a cache line of each Router).
+  std::vector<uint64_t> sent_count_;
   ArrivalBoard arrivals_;            // phase A posts link arrivals for phase B
   int arrival_offset_[kNumDirs] = {};  // cycles from sending on a link to its arrival, - 1
   // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal

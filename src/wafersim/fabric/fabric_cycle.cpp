@@ -164,6 +164,22 @@ class Fabric::RowPass {
   const int threshold_;       // a queue holding more stalls its sources [0333]
   const DirMask slow_links_;  // diagonal directions when their hops take 2 cycles
   bool links_used_ = false;
+  // The counters the per-router work bumps, kept in the pass (registers, one cache line per
+  // thread) and added to the row's CycleCounters once, when the pass ends.
+  struct Tally {
+    uint64_t moves = 0;
+    uint64_t progress = 0;
+    uint64_t slow_links_used = 0;
+    uint64_t injected = 0;
+    int64_t queued_delta = 0;
+  } tally_;
+  void flush_tally() {
+    counters_.moves += tally_.moves;
+    counters_.progress += tally_.progress;
+    counters_.slow_links_used += tally_.slow_links_used;
+    counters_.injected += tally_.injected;
+    counters_.queued_delta += tally_.queued_delta;
+  }
   int64_t delta_[kNumDirs];  // router-id step across each link, loop links folded in
   int dcol_[kNumDirs];       // column step across each link
   // Phase A: this cycle's output registers of each direction; phase B: the registers each
@@ -172,6 +188,7 @@ class Fabric::RowPass {
   Wavelet* off_ramp_ = nullptr;        // phase B: this cycle's ramp output registers
   DirMask* post_dirs_[kNumDirs] = {};  // phase A: the arrival board of each link's receivers
   uint64_t* post_marks_[kNumDirs] = {};  // phase A: ... and the receivers' row marks
+  uint64_t* sent_count_[kNumDirs] = {};  // phase A: each direction's send counters
 };
 
 // Color mode: the stall bits that gate output `o`, bit c set when color c may not go.
@@ -273,10 +290,10 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
   }
   if (ports == 0) return;
   rt.out_valid = ports;
-  counters_.moves += static_cast<uint64_t>(kByteBits[ports & 0xFF] + kByteBits[ports >> 8]);
+  tally_.moves += static_cast<uint64_t>(kByteBits[ports & 0xFF] + kByteBits[ports >> 8]);
   if (ports & slow_links_) {
     const unsigned slow = ports & slow_links_;
-    counters_.slow_links_used += kByteBits[slow & 0xFF];
+    tally_.slow_links_used += kByteBits[slow & 0xFF];
   }
 
   uint64_t picked = 0;
@@ -289,7 +306,7 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
     QueueSlot& s = slots[i];
     Wavelet* const queue = entries + i * capacity_;
     out_[o][id] = queue[s.head];
-    ++rt.sent_count[o];
+    ++sent_count_[o][id];
     if (rt.links & bit(o)) post(o, id, col);  // to another router
     if constexpr (kPacket) {
       // Sent to its one Dest direction: the head leaves now [0301].
@@ -297,7 +314,7 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
       --s.count;
       ++s.forwarded;
       --rt.queued;
-      --counters_.queued_delta;
+      --tally_.queued_delta;
       rt.over &= ~(static_cast<uint64_t>(s.count <= threshold_) << s.key);
       if (s.count == 0) {
         rt.busy &= ~(uint64_t{1} << i);
@@ -323,7 +340,7 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
     --s.count;
     ++s.forwarded;
     --rt.queued;
-    --counters_.queued_delta;
+    --tally_.queued_delta;
     rt.over &= ~(static_cast<uint64_t>(s.count <= threshold_) << s.key);
     if (s.count == 0) rt.busy &= ~(uint64_t{1} << i);
   }
@@ -338,9 +355,9 @@ inline void Fabric::RowPass<kPacket>::step_endpoint(uint32_t id, PortAttachment&
   Wavelet w;
   const RampStep step =
       a.host ? a.host->step(cycle_, stall, w) : a.endpoint->step(cycle_, stall, w);
-  if (step.progressed) ++counters_.progress;
+  if (step.progressed) ++tally_.progress;
   if (!step.offered) return;
-  ++counters_.moves;
+  ++tally_.moves;
   if (w.color >= f_.config_.colors || ((stall >> w.color) & 1u)) [[unlikely]] {
     fail_offer(counters_, f_.topology(), id, port, w.color, f_.config_.colors);
     return;
@@ -356,6 +373,7 @@ bool Fabric::RowPass<kPacket>::send_all(const uint64_t* active) {
   for (int d = 0; d < kNumDirs; ++d) {
     const Dir o = static_cast<Dir>(d);
     out_[d] = &f.out_[f.out_index(0, cycle_, o)];
+    sent_count_[d] = &f.sent_count_[static_cast<size_t>(d) * f.routers_.size()];
     if (o == kRamp) continue;
     int to_row = row_ + drow(o);
     if (t.loop && to_row < 0) to_row += t.rows;
@@ -381,6 +399,7 @@ bool Fabric::RowPass<kPacket>::send_all(const uint64_t* active) {
       }
     }
   }
+  flush_tally();
   return links_used_;
 }
 
@@ -429,7 +448,7 @@ inline void Fabric::RowPass<kPacket>::enqueue(Router& rt, uint32_t id, int col, 
   rt.over |= static_cast<uint64_t>(s.count > threshold_) << key;
   ++rt.queued;
   ++rt.enqueued;
-  ++counters_.queued_delta;
+  ++tally_.queued_delta;
 }
 
 template <bool kPacket>
@@ -472,14 +491,14 @@ inline bool Fabric::RowPass<kPacket>::receive(Router& rt, uint32_t id, int col, 
 
   // The on-ramp and edge ports offered in phase A of this cycle.
   if (rt.ramp.offer_cycle == cycle_) {
-    ++counters_.injected;
+    ++tally_.injected;
     enqueue(rt, id, col, rt.ramp.offer, kRamp, arrived, arrived_from);
   }
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
     const Dir d = first_dir(m);
     PortAttachment& a = *f_.attachment(id, d);
     if (a.offer_cycle == cycle_) {
-      ++counters_.injected;
+      ++tally_.injected;
       enqueue(rt, id, col, a.offer, d, arrived, arrived_from);
     }
   }
@@ -554,6 +573,7 @@ uint32_t Fabric::RowPass<kPacket>::receive_all(const uint64_t* active, uint64_t*
     }
     next_active[wi] = next;
   }
+  flush_tally();
   return processed;
 }
 

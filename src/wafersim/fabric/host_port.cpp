@@ -10,17 +10,22 @@ namespace wafersim::fabric {
 HostPort::ColorFifo& HostPort::fifo_for(uint8_t color) {
   auto it = std::lower_bound(fifos_.begin(), fifos_.end(), color,
                              [](const ColorFifo& f, uint8_t c) { return f.color < c; });
-  if (it == fifos_.end() || it->color != color) it = fifos_.insert(it, ColorFifo{color, {}});
+  if (it == fifos_.end() || it->color != color) {
+    ColorFifo f;
+    f.color = color;
+    it = fifos_.insert(it, std::move(f));
+  }
   return *it;
 }
 
 void HostPort::push(Wavelet w, uint64_t release) {
   w.injected_cycle = static_cast<uint32_t>(release);
-  auto& fifo = fifo_for(w.color).fifo;
+  ColorFifo& f = fifo_for(w.color);
   // Keep release order; equal releases keep the order they were pushed in.
-  auto pos = fifo.end();
-  while (pos != fifo.begin() && std::prev(pos)->release > release) --pos;
-  fifo.insert(pos, Pending{release, w});
+  auto first = f.items.begin() + static_cast<std::ptrdiff_t>(f.head);
+  auto pos = f.items.end();
+  while (pos != first && std::prev(pos)->release > release) --pos;
+  f.items.insert(pos, Pending{release, w});
   ++pending_;
   // The head may have changed: look again when this wavelet's release comes.
   next_release_ = std::min(next_release_, release);
@@ -31,8 +36,8 @@ void HostPort::rescan(uint64_t cycle) {
   ready_ = 0;
   next_release_ = kNoRelease;
   for (const ColorFifo& f : fifos_) {
-    if (f.fifo.empty()) continue;
-    const uint64_t r = f.fifo.front().release;
+    if (f.empty()) continue;
+    const uint64_t r = f.front().release;
     if (r <= cycle) ready_ |= ColorMask{1} << f.color;
     else next_release_ = std::min(next_release_, r);
   }
@@ -41,7 +46,7 @@ void HostPort::rescan(uint64_t cycle) {
 ColorMask HostPort::pending_colors() const {
   ColorMask m = 0;
   for (const ColorFifo& f : fifos_) {
-    if (!f.fifo.empty()) m |= ColorMask{1} << f.color;
+    if (!f.empty()) m |= ColorMask{1} << f.color;
   }
   return m;
 }
@@ -49,22 +54,24 @@ ColorMask HostPort::pending_colors() const {
 void HostPort::set_sink(uint32_t capacity, uint32_t drain_period) {
   capacity_ = capacity;
   drain_period_ = drain_period;
+  held_.resize(kMaxColorIds, 0);
   for (int c = 0; c < kMaxColorIds; ++c) update_full(static_cast<uint8_t>(c));
 }
 
 void HostPort::update_full(uint8_t color) {
   const ColorMask b = ColorMask{1} << color;
   // Like a router queue, stall above capacity-1 held wavelets [0333], [0330].
-  if (capacity_ > 0 && held_[color] >= capacity_) full_ |= b;
+  const uint32_t held = held_.empty() ? 0 : held_[color];
+  if (capacity_ > 0 && held >= capacity_) full_ |= b;
   else full_ &= ~b;
-  if (held_[color] > 0) held_any_ |= b;
+  if (held > 0) held_any_ |= b;
   else held_any_ &= ~b;
 }
 
 std::vector<Arrival> HostPort::take() {
   std::vector<Arrival> out;
   out.swap(arrived_);
-  held_.fill(0);
+  std::fill(held_.begin(), held_.end(), 0u);
   held_any_ = 0;
   full_ = 0;
   return out;
@@ -82,7 +89,7 @@ void HostPort::drain() {
 void HostPort::offer_next(uint64_t cycle, ColorMask candidates, Wavelet& offer) {
   // Round-robin over the released colors the router does not stall.
   const auto color = static_cast<uint8_t>(pick_round_robin(candidates, last_color_));
-  auto& fifo = fifo_for(color).fifo;
+  ColorFifo& fifo = fifo_for(color);
   offer = fifo.front().wavelet;
   fifo.pop_front();
   --pending_;

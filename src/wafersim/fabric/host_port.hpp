@@ -9,9 +9,7 @@
 // wavelet per color every `drain_period` cycles (0: only when the host collects).
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -25,7 +23,8 @@ struct Arrival {
   uint64_t cycle = 0;  // phase B of this cycle handed it to the port
 };
 
-class HostPort final : public RampEndpoint {
+// Aligned so that the fields the cycle loop reads on every cycle share one cache line.
+class alignas(64) HostPort final : public RampEndpoint {
  public:
   HostPort(uint32_t router, Dir port) : port_(port), router_(router) {}
 
@@ -60,9 +59,21 @@ class HostPort final : public RampEndpoint {
     uint64_t release;
     Wavelet wavelet;
   };
+  // One color's wavelets in release order: a vector with a moving front (one indirection
+  // to the head, where a deque needs two).
   struct ColorFifo {
-    uint8_t color;
-    std::deque<Pending> fifo;
+    uint8_t color = 0;
+    size_t head = 0;  // items before it have left
+    std::vector<Pending> items;
+
+    bool empty() const { return head == items.size(); }
+    const Pending& front() const { return items[head]; }
+    void pop_front() {
+      if (++head == items.size()) {
+        items.clear();
+        head = 0;
+      }
+    }
   };
   ColorFifo& fifo_for(uint8_t color);
   void update_full(uint8_t color);
@@ -70,7 +81,7 @@ class HostPort final : public RampEndpoint {
   void drain();
   void offer_next(uint64_t cycle, ColorMask candidates, Wavelet& offer);
 
-  // Read every cycle: kept together at the front.
+  // Read every cycle: kept together in the first cache line (with the vtable pointer).
   size_t pending_ = 0;
   ColorMask ready_ = 0;                 // colors whose head is released
   uint64_t next_release_ = kNoRelease;  // earliest release of a head not yet released
@@ -85,7 +96,8 @@ class HostPort final : public RampEndpoint {
 
   std::vector<ColorFifo> fifos_;  // sorted by color
   std::vector<Arrival> arrived_;
-  std::array<uint32_t, kMaxColorIds> held_{};  // per color, wavelets the sink still holds
+  // Per color, wavelets the sink still holds; allocated by set_sink (empty: none held).
+  std::vector<uint32_t> held_;
 };
 
 inline RampStep HostPort::step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) {

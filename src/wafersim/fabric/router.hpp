@@ -64,9 +64,9 @@ struct PortAttachment {
 
 // Laid out by use, on cache-line boundaries: the first line is read and written by every
 // active router's phases on every cycle, the second holds the ramp and the counters phase B
-// updates, the rest the per-direction send counts. Fields other routers read (stall bits,
-// output registers, arrivals) live in the Fabric's compact arrays instead, so neighbours do
-// not pull in this struct.
+// updates. Fields other routers read (stall bits, output registers, arrivals) and the
+// per-direction send counts live in the Fabric's compact arrays instead, so neighbours do
+// not pull in this struct and two lines per router hold what every cycle touches.
 struct alignas(64) Router {
   uint64_t keys = 0;       // configured colors (packet mode: input directions)
   uint64_t busy = 0;       // slots (by position, not key) whose queue holds a wavelet
@@ -85,7 +85,6 @@ struct alignas(64) Router {
   // Counters (docs/fabric.md).
   uint64_t enqueued = 0;                         // router traversals (energy)
   uint64_t occupancy_sum = 0;                    // sum over cycles of `queued`
-  std::array<uint64_t, kNumDirs> sent_count{};  // wavelets sent per output direction
 
   bool has(unsigned key) const { return (keys >> key) & 1u; }
   int slot_count() const { return popcount64(keys); }
@@ -96,6 +95,7 @@ struct alignas(64) Router {
 };
 
 static_assert(offsetof(Router, ramp) == 64, "the hot fields of a router fill one cache line");
+static_assert(sizeof(Router) == 128, "a router's per-cycle state fills two cache lines");
 
 // The next candidate after `last` in a cyclic order of keys (the round-robin of [0320]).
 inline unsigned pick_round_robin(uint64_t candidates, unsigned last) {

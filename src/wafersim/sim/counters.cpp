@@ -6,8 +6,9 @@ using namespace wafersim::fabric;
 
 void fill_link_counts(const Fabric& f, uint64_t* out) {
   for (uint32_t id = 0; id < f.router_count(); ++id) {
-    const Router& rt = f.router(id);
-    for (int d = 0; d < kNumDirs; ++d) out[size_t{id} * kNumDirs + d] = rt.sent_count[d];
+    for (int d = 0; d < kNumDirs; ++d) {
+      out[size_t{id} * kNumDirs + d] = f.sent_count(id, static_cast<Dir>(d));
+    }
   }
 }
 

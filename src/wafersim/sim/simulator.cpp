@@ -30,6 +30,9 @@ void Simulator::set_watchdog(uint64_t cycles) {
 // Below parallel_min_routers_ active routers (default 512) a phase runs in one thread: a
 // parallel region and its barrier cost more than the work (and far more on an
 // oversubscribed machine).
+// Rows go to threads in contiguous blocks (static schedule): a thread then works on the
+// same rows cycle after cycle, so their state stays in its core's cache, and only the rows
+// at a block's edges share cache lines with another thread.
 template <class F>
 void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
   const int n = static_cast<int>(rows.size());
@@ -39,7 +42,7 @@ void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
     return;
   }
   ++parallel_phases_;
-#pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
+#pragma omp parallel for schedule(static) num_threads(nt)
   for (int i = 0; i < n; ++i) f(rows[static_cast<size_t>(i)]);
 }
 

@@ -55,7 +55,9 @@ class Simulator {
   bool broken() const { return broken_; }
 
  private:
-  struct RowState {
+  // One cache line or more each: rows in different threads write their counters and lists
+  // without sharing lines.
+  struct alignas(64) RowState {
     std::vector<uint64_t> active;       // bit per column: routers with work
     std::vector<uint64_t> next_active;
     uint32_t active_count = 0;          // bits set in `active`

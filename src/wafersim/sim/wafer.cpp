@@ -219,9 +219,9 @@ RunResult Wafer::run(uint64_t max_cycles) {
 }
 
 void Wafer::reset_counters() {
+  fabric_.reset_sent_counts();
   for (uint32_t id = 0; id < fabric_.router_count(); ++id) {
     Router& rt = fabric_.router(id);
-    rt.sent_count.fill(0);
     rt.enqueued = 0;
     rt.occupancy_sum = 0;
     rt.occupancy_max = 0;

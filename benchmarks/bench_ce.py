@@ -11,11 +11,11 @@ Run: python benchmarks/bench_ce.py [--cycles N]
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import wafersim as ws
+from timing import best_of  # benchmarks/timing.py
 
 VECTOR_LOOP = """
 .data
@@ -38,15 +38,6 @@ loop: addi r1, -1
       bf loop
       jmp t
 """
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def cycles_per_second(source: str | None, cycles: int) -> tuple[float, float]:

@@ -7,20 +7,11 @@ Run: python benchmarks/bench_numerics.py [--n N]
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import wafersim as ws
-
-
-def best_of(fn, repeat: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from timing import best_of  # benchmarks/timing.py
 
 
 def main() -> None:
@@ -30,13 +21,13 @@ def main() -> None:
     x32 = np.random.default_rng(0).normal(size=args.n).astype(np.float32)
     a = np.random.default_rng(1).normal(size=args.n // 4).astype(np.float16)
 
-    base = best_of(lambda: x32.astype(np.float16))
+    base = best_of(lambda: x32.astype(np.float16), 5)
     rows = [
-        ("round_fp16 rne (fp32 in)", best_of(lambda: ws.numerics.round_fp16(x32)), args.n),
-        ("round_fp16 rtz (general path)", best_of(lambda: ws.numerics.round_fp16(x32, "rtz")), args.n),
-        ("round_fp16 stochastic N=3", best_of(lambda: ws.numerics.round_fp16(x32, "stochastic", 1)), args.n),
-        ("fma fp16 rne", best_of(lambda: ws.numerics.fma(a, a, a)), a.size),
-        ("fma fp16 stochastic", best_of(lambda: ws.numerics.fma(a, a, a, "fp16", "stochastic")), a.size),
+        ("round_fp16 rne (fp32 in)", best_of(lambda: ws.numerics.round_fp16(x32), 5), args.n),
+        ("round_fp16 rtz (general path)", best_of(lambda: ws.numerics.round_fp16(x32, "rtz"), 5), args.n),
+        ("round_fp16 stochastic N=3", best_of(lambda: ws.numerics.round_fp16(x32, "stochastic", 1), 5), args.n),
+        ("fma fp16 rne", best_of(lambda: ws.numerics.fma(a, a, a), 5), a.size),
+        ("fma fp16 stochastic", best_of(lambda: ws.numerics.fma(a, a, a, "fp16", "stochastic"), 5), a.size),
     ]
     print(f"baseline numpy astype(float16): {args.n / base / 1e6:8.1f} M elements/s")
     for name, t, n in rows:

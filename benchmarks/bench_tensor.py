@@ -10,20 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 
 import wafersim as ws
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from timing import best_of  # benchmarks/timing.py
 
 
 def main() -> None:

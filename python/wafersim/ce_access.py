@@ -8,6 +8,8 @@ same C++ object the cycle loop runs) and inherit the accessors of :class:`CeAcce
 
 from __future__ import annotations
 
+import abc
+
 import json
 from pathlib import Path
 
@@ -236,14 +238,15 @@ def write_chrome_trace(path: str | Path, events: list[dict]) -> Path:
 
 # ---- the accessors both drivers share --------------------------------------------------------
 
-class CeAccess:
+class CeAccess(abc.ABC):
     """State of one compute element. Subclasses provide ``_ce`` (a
     ``_core.pe.ComputeElement``) and ``_program()`` (the loaded :class:`Program`)."""
 
     _ce = None
 
-    def _program(self) -> Program:  # pragma: no cover - subclasses override
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _program(self) -> Program:
+        """The program loaded into this compute element."""
 
     # ---- symbols and memory ---------------------------------------------------------------
     @property

@@ -3,6 +3,7 @@
 #include "wafersim/fabric/fabric.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "wafersim/errors.hpp"
@@ -119,6 +120,15 @@ Fabric::Fabric(const FabricConfig& config)
       }
     }
     queues_.compact(routers_);
+    link_sends_.resize(t.rows, t.cols, static_cast<int>(out_sets_));
+    packet_slots_.assign(routers_.size(), 0);
+    for (uint32_t id = 0; id < routers_.size(); ++id) {
+      const Router& rt = routers_[id];
+      for (uint64_t m = rt.keys; m; m &= m - 1) {
+        const auto d = static_cast<unsigned>(std::countr_zero(m));
+        packet_slots_[id] |= uint64_t{rt.slot_index(d) - rt.slot_base} << (4 * d);
+      }
+    }
   }
 }
 
@@ -215,6 +225,12 @@ void Fabric::clear_routes(int color) {
 
 void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
   if (id >= routers_.size()) internal_error("attach: router id out of range");
+  // The packet-mode cycle loop (fabric_packet_cycle.cpp) relies on this.
+  if (config_.packet_mode && endpoint != nullptr &&
+      (port != kRamp || dynamic_cast<HostPort*>(endpoint) == nullptr)) {
+    throw ConfigError("packet mode (NoC studies) connects host ports to ramps only: router " +
+                      router_name(topology(), id) + " port " + dir_name(port));
+  }
   if (port == kRamp) {
     routers_[id].ramp = PortAttachment{};
     routers_[id].ramp.endpoint = endpoint;

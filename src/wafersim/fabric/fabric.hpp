@@ -12,6 +12,7 @@
 #include "wafersim/fabric/arrival_board.hpp"
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/link_sends.hpp"
 #include "wafersim/fabric/packet_routing.hpp"
 #include "wafersim/fabric/queue_arena.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
@@ -145,9 +146,14 @@ class Fabric {
 
  private:
   // One row's pass through a phase, with the fabric's arrays and the row's link steps at
-  // hand (fabric_cycle.cpp).
-  template <bool kPacket>
+  // hand: color routing (fabric_cycle.cpp) and packet mode (fabric_packet_cycle.cpp).
   class RowPass;
+  template <int kCapacity>
+  class PacketRowPass;
+  bool packet_phase_a_row(int row, const uint64_t* active, uint64_t cycle,
+                          CycleCounters& counters);
+  uint32_t packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
+                              uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
   void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
 
@@ -159,11 +165,15 @@ class Fabric {
   int link_dcol_[kNumDirs] = {};       // column step of each link direction
   std::vector<Router> routers_;
   QueueArena queues_;
+  // Packet mode: per router, the slot position of each input direction's queue, 4 bits per
+  // direction (the queues never change, so the cycle loop looks positions up).
+  std::vector<uint64_t> packet_slots_;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).
   std::vector<uint64_t> sent_count_;
   ArrivalBoard arrivals_;            // phase A posts link arrivals for phase B
+  LinkSends link_sends_;             // packet mode: the same, as bit sets per row
   int arrival_offset_[kNumDirs] = {};  // cycles from sending on a link to its arrival, - 1
   // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal
   // links must hold last cycle's wavelet while the next is written.

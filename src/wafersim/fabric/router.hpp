@@ -50,6 +50,12 @@ struct QueueSlot {
   uint64_t forwarded = 0;  // wavelets sent to every Dest direction and dequeued
 };
 
+// A ring-buffer position one step on, without a branch (they mispredict on short queues).
+[[gnu::always_inline]] inline uint8_t ring_next(unsigned pos, int capacity) {
+  const int next = static_cast<int>(pos) + 1;
+  return static_cast<uint8_t>(next & -static_cast<int>(next != capacity));
+}
+
 class HostPort;
 
 // An endpoint on the ramp or on a border link (edge port), with the contract's registers.
@@ -76,6 +82,7 @@ struct alignas(64) Router {
   uint32_t queued = 0;     // wavelets in all queues
   uint32_t occupancy_max = 0;                   // counter: most wavelets queued at once
   DirMask out_valid = 0;   // output registers written in phase A of cycle `out_cycle`
+                           // (color mode: packet mode delivers its off-ramp in phase A)
   DirMask links = 0;       // link ports that lead to another router (from the topology)
   uint8_t edge_ports = 0;  // axis directions (bits of Dir) with an edge attachment
   uint8_t slot_room = 0;   // slots reserved there (at least popcount(keys))

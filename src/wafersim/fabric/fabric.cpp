@@ -121,6 +121,7 @@ Fabric::Fabric(const FabricConfig& config)
     }
     queues_.compact(routers_);
     link_sends_.resize(t.rows, t.cols, static_cast<int>(out_sets_));
+    packet_hosts_.assign(routers_.size(), nullptr);
     packet_slots_.assign(routers_.size(), 0);
     for (uint32_t id = 0; id < routers_.size(); ++id) {
       const Router& rt = routers_[id];
@@ -236,6 +237,7 @@ void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
     routers_[id].ramp.endpoint = endpoint;
     routers_[id].ramp.host = dynamic_cast<HostPort*>(endpoint);
     if (endpoint) routers_[id].ramp.stall_in = endpoint->stall_to_router();
+    if (config_.packet_mode) packet_hosts_[id] = routers_[id].ramp.host;
     return;
   }
   const int r = static_cast<int>(id / static_cast<uint32_t>(cols()));
@@ -272,6 +274,48 @@ const PortAttachment* Fabric::attachment(uint32_t id, Dir port) const {
 RampEndpoint* Fabric::endpoint(uint32_t id, Dir port) const {
   const PortAttachment* a = attachment(id, port);
   return a ? a->endpoint : nullptr;
+}
+
+// Packet mode derives two counters from the queues: a wavelet that entered a queue is
+// still there or was forwarded, and what router id sent toward link o entered the
+// receiver's queue of input o^1. The stored counters then hold what was queued at the last
+// reset, so the difference counts from there.
+uint64_t Fabric::router_traversals(uint32_t id) const {
+  const Router& rt = routers_[id];
+  if (!config_.packet_mode) return rt.enqueued;
+  uint64_t n = rt.queued;
+  for_each_slot(id, [&](const QueueSlot& s) { n += s.forwarded; });
+  return n - rt.enqueued;
+}
+
+uint64_t Fabric::sent_count(uint32_t id, Dir dir) const {
+  const uint64_t stored = sent_count_[static_cast<size_t>(dir) * routers_.size() + id];
+  if (!config_.packet_mode || !(routers_[id].links & bit(dir))) return stored;
+  // Packet mode has no loop links: the receiver is one link step away.
+  const QueueSlot& s = slot(static_cast<uint32_t>(static_cast<int64_t>(id) + link_delta_[dir]),
+                            opposite(dir));
+  return s.forwarded + s.count - stored;
+}
+
+void Fabric::reset_counters() {
+  for (uint32_t id = 0; id < routers_.size(); ++id) {
+    Router& rt = routers_[id];
+    rt.enqueued = config_.packet_mode ? rt.queued : 0;
+    rt.occupancy_sum = 0;
+    rt.occupancy_max = 0;
+    for_each_slot(id, [](QueueSlot& s) { s.forwarded = 0; });
+  }
+  for (int d = 0; d < kNumDirs; ++d) {
+    const auto dir = static_cast<Dir>(d);
+    for (uint32_t id = 0; id < routers_.size(); ++id) {
+      uint64_t& stored = sent_count_[static_cast<size_t>(d) * routers_.size() + id];
+      stored = 0;
+      if (config_.packet_mode && (routers_[id].links & bit(dir))) {
+        stored = slot(static_cast<uint32_t>(static_cast<int64_t>(id) + link_delta_[d]),
+                      opposite(dir)).count;
+      }
+    }
+  }
 }
 
 void Fabric::latch_endpoint_stalls() {

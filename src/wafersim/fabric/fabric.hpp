@@ -77,11 +77,14 @@ class Fabric {
     if (queues_.unused() > 0) queues_.compact(routers_);
   }
 
-  // Counter: wavelets router `id` sent toward `dir` (link counts).
-  uint64_t sent_count(uint32_t id, Dir dir) const {
-    return sent_count_[static_cast<size_t>(dir) * routers_.size() + id];
-  }
-  void reset_sent_counts() { std::fill(sent_count_.begin(), sent_count_.end(), 0); }
+  // Counter: wavelets that entered router `id`'s queues (router traversals). Packet mode
+  // does not count them in the cycle loop: each is still queued or was forwarded.
+  uint64_t router_traversals(uint32_t id) const;
+  // Counter: wavelets router `id` sent toward `dir` (link counts). Packet mode does not
+  // count link sends in the cycle loop: each entered the receiver's queue of that input.
+  uint64_t sent_count(uint32_t id, Dir dir) const;
+  // Zeroes every counter above, occupancy and the queues' forwarded counts.
+  void reset_counters();
 
   Router& router(uint32_t id) { return routers_[id]; }
   const Router& router(uint32_t id) const { return routers_[id]; }
@@ -168,6 +171,9 @@ class Fabric {
   // Packet mode: per router, the slot position of each input direction's queue, 4 bits per
   // direction (the queues never change, so the cycle loop looks positions up).
   std::vector<uint64_t> packet_slots_;
+  // Packet mode: each router's host port on the ramp (or null), in one compact array: the
+  // cycle loop reads it for every router on every cycle.
+  std::vector<HostPort*> packet_hosts_;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).

@@ -25,7 +25,12 @@
 //   0 reads the capacity at run time);
 // - the off-ramp is delivered in phase A, right after the host port's step, not in phase
 //   B: a host port's accept() touches only what its own next step and the end of the
-//   cycle read, so it sees the same sequence either way, with the same cycle stamps.
+//   cycle read, so it sees the same sequence either way, with the same cycle stamps;
+// - every cycle touches one cache line of a Router: the host ports are in a compact array
+//   of their own, on-ramp offers are flagged in the row's LinkSends block, the host port's
+//   stall bits are read from it (the Simulator latches them into the Router when a run
+//   ends), and router traversals and link counts are derived from the queues
+//   (Fabric::router_traversals, Fabric::sent_count): only off-ramp sends are counted.
 #include <bit>
 
 #include "wafersim/fabric/cycle_faults.hpp"
@@ -99,20 +104,20 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
   const DirMask slow_links =
       t.diag_hop_cycles == 2 ? static_cast<DirMask>(bit(kNE) | bit(kSW) | bit(kNW) | bit(kSE)) : 0;
   const auto colors = static_cast<unsigned>(f.config_.colors);
-  // Per output direction: this cycle's output registers and send counters (by router id),
-  // the row's bits of who sent that way, and the link's router-id step. Locals: see above.
+  // Per output direction: this cycle's output registers (by router id), the row's bits of
+  // who sent that way, and the link's router-id step. Locals: see above.
   Wavelet* out[kNumDirs];
-  uint64_t* sent_count[kNumDirs];
+  uint64_t* const ramp_sent_count = &f.sent_count_[static_cast<size_t>(kRamp) * f.routers_.size()];
   uint64_t* sent_bits[kNumDirs] = {};
   int32_t delta[kNumDirs];
   uint64_t* const bits = f.link_sends_.begin_row(row_, cycle_);
   for (int d = 0; d < kNumDirs; ++d) {
     out[d] = &f.out_[f.out_index(0, cycle_, static_cast<Dir>(d))];
-    sent_count[d] = &f.sent_count_[static_cast<size_t>(d) * f.routers_.size()];
-    if (d != kRamp) sent_bits[d] = bits + static_cast<size_t>(d) * f.link_sends_.words();
+    sent_bits[d] = bits + static_cast<size_t>(d) * f.link_sends_.words();
     delta[d] = delta_[d];
   }
   Router* const routers = routers_;
+  HostPort* const* const hosts = f.packet_hosts_.data();
   const uint64_t* const stall_out = stall_out_;
 
   uint64_t moves = 0, progress = 0, slow_used = 0;
@@ -125,6 +130,7 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
       const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
       const uint32_t id = row_base_ + static_cast<uint32_t>(col);
       Router& rt = routers[id];
+      HostPort* const host = hosts[id];
       DirMask ports = 0;
       const Wavelet* to_ramp = nullptr;  // what goes on the off-ramp this cycle
       uint64_t busy = rt.busy;
@@ -143,8 +149,8 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
           if (o != kRamp) [[likely]] {
             blocked = (stall_out[static_cast<int64_t>(id) + delta[o]] >> (o ^ 1)) & 1u;
           } else {
-            blocked = rt.ramp.endpoint == nullptr ||
-                      ((rt.ramp.stall_in >> entries[i * cap + s.head].color) & 1u);
+            blocked = host == nullptr ||
+                      ((host->stall_to_router() >> entries[i * cap + s.head].color) & 1u);
           }
           if (blocked) continue;
           const auto mine = static_cast<uint32_t>(b & -b);
@@ -168,13 +174,13 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
           QueueSlot& s = slots[i];
           Wavelet* const queue = entries + i * static_cast<unsigned>(cap);
           const unsigned head = ring_next(s.head);
-          ++sent_count[o][id];
           // A link (the routing function never points off the fabric), or the off-ramp.
           if (o != kRamp) [[likely]] {
             out[o][id] = queue[s.head];
             sent_bits[o][wi] |= col_bit;
           } else {
             to_ramp = &queue[s.head];  // stays there until phase B enqueues
+            ++ramp_sent_count[id];
           }
           // Sent to its one Dest direction: the head leaves now [0301].
           const unsigned count = s.count - 1u;
@@ -201,7 +207,6 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
 
       // The host port's cycle; it sees the router's stall toward the ramp of the previous
       // cycle: the ramp queue's.
-      HostPort* const host = rt.ramp.host;
       if (host == nullptr) continue;  // nothing can go to the ramp then: it is blocked
       const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
       Wavelet w;
@@ -215,6 +220,7 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
         }
         rt.ramp.offer = w;
         rt.ramp.offer_cycle = cycle_;
+        sent_bits[kRamp][wi] |= col_bit;
       }
       if (to_ramp != nullptr) {
         counters_.record_delivery(*to_ramp, cycle_);
@@ -253,7 +259,6 @@ template <int kCapacity>
   s.count = static_cast<uint8_t>(count + 1);
   rt.over |= uint64_t{s.src} & -static_cast<uint64_t>(count + 1 > threshold_);
   ++rt.queued;
-  ++rt.enqueued;
 }
 
 template <int kCapacity>
@@ -264,7 +269,7 @@ uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
   const Topology& t = f.topology();
   const size_t words = f.row_words();
   uint64_t received[kMaxPacketSide / 64] = {};
-  uint64_t enqueued = 0;
+  uint64_t enqueued = 0, injected = 0;
 
   // Link arrivals, one input direction at a time [0315]: the routers of the sending row
   // that sent toward this row, shifted by the link's column step.
@@ -296,7 +301,19 @@ uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
     }
   }
 
-  uint64_t injected = 0;
+  // The on-ramp offers of phase A of this cycle.
+  if (const uint64_t* const offered = f.link_sends_.sent(row_, cycle_, kRamp)) {
+    for (size_t wi = 0; wi < words; ++wi) {
+      for (uint64_t m = offered[wi]; m; m &= m - 1) {
+        const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
+        const uint32_t id = row_base_ + static_cast<uint32_t>(col);
+        enqueue(id, col, routers_[id].ramp.offer, kRamp);
+        ++injected;
+      }
+    }
+  }
+
+  HostPort* const* const hosts = f.packet_hosts_.data();
   uint32_t processed = 0;
   next_count = 0;
   for (size_t wi = 0; wi < words; ++wi) {
@@ -307,18 +324,12 @@ uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
       const uint32_t id = row_base_ + static_cast<uint32_t>(col);
       ++processed;
       Router& rt = routers_[id];
-      // The on-ramp offered in phase A of this cycle.
-      if (rt.ramp.offer_cycle == cycle_) {
-        ++injected;
-        enqueue(id, col, rt.ramp.offer, kRamp);
-      }
       // Stall when a queue holds more than depth-1 wavelets after this cycle [0333].
       stall_out_[id] = rt.over;
 
       bool has_work = rt.busy != 0;
-      if (HostPort* const host = rt.ramp.host) {
+      if (HostPort* const host = hosts[id]) {
         host->finish_cycle(cycle_);
-        rt.ramp.stall_in = host->stall_to_router();
         has_work = has_work || !host->idle();
       }
       rt.occupancy_sum += rt.queued;

@@ -7,7 +7,8 @@
 // direction in a few word operations. Each block carries the cycle it was written in: a
 // row that did not run phase A in a cycle left an older block, which reads as "sent
 // nothing". Blocks come in two sets, by cycle parity, when 2-cycle diagonal links read
-// the previous cycle's sends.
+// the previous cycle's sends. The ramp's entry records the other way in: the routers whose
+// host port offered a wavelet on the on-ramp (read by the row itself in phase B).
 #pragma once
 
 #include <cstddef>
@@ -20,13 +21,13 @@ namespace wafersim::fabric {
 
 class LinkSends {
  public:
-  static constexpr int kLinkDirs = kRamp;  // every direction but the ramp
+  static constexpr int kPorts = kNumDirs;  // the links' directions, then the on-ramp
 
   void resize(int rows, int cols, int sets) {
     words_ = static_cast<size_t>((cols + 63) / 64);
     // One block per row and set, on cache lines of its own: neighbouring rows run in other
     // threads.
-    stride_ = (1 + kLinkDirs * words_ + kLineWords - 1) / kLineWords * kLineWords;
+    stride_ = (1 + kPorts * words_ + kLineWords - 1) / kLineWords * kLineWords;
     rows_ = static_cast<size_t>(rows);
     sets_ = static_cast<size_t>(sets);
     blocks_.assign(sets_ * rows_ * stride_ + kLineWords, 0);
@@ -38,11 +39,11 @@ class LinkSends {
   size_t words() const { return words_; }
 
   // Phase A: the block of `row` for `cycle`, cleared and stamped. The bits of direction d
-  // start at word d * words().
+  // (kRamp: on-ramp offers) start at word d * words().
   uint64_t* begin_row(int row, uint64_t cycle) {
     uint64_t* block = this->block(row, cycle);
     block[0] = cycle;
-    for (size_t i = 1; i <= kLinkDirs * words_; ++i) block[i] = 0;
+    for (size_t i = 1; i <= kPorts * words_; ++i) block[i] = 0;
     return block + 1;
   }
 

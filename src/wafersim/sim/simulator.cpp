@@ -272,6 +272,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     if (moves + progress > 0) {
       idle_for = 0;
     } else if (++idle_for >= watchdog_) {
+      fabric_.latch_endpoint_stalls();  // packet mode latches them only here (see below)
       throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for) +
                               " cycles (watchdog) at cycle " + std::to_string(cycle_) +
                               " with " + std::to_string(queued_) +
@@ -280,6 +281,9 @@ RunResult Simulator::run(uint64_t max_cycles) {
     }
   }
   if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
+  // The packet-mode cycle loop reads its host ports' stall bits directly: latch them for
+  // whoever looks at the routers between runs.
+  fabric_.latch_endpoint_stalls();
   result.parallel_phases = parallel_phases_;
 
   for (RowState& rs : rows_) {

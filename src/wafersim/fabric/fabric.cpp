@@ -121,7 +121,7 @@ Fabric::Fabric(const FabricConfig& config)
     }
     queues_.compact(routers_);
     link_sends_.resize(t.rows, t.cols, static_cast<int>(out_sets_));
-    packet_hosts_.assign(routers_.size(), nullptr);
+    packet_hosts_.assign(routers_.size(), PacketHost{});
     packet_slots_.assign(routers_.size(), 0);
     for (uint32_t id = 0; id < routers_.size(); ++id) {
       const Router& rt = routers_[id];
@@ -237,7 +237,7 @@ void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
     routers_[id].ramp.endpoint = endpoint;
     routers_[id].ramp.host = dynamic_cast<HostPort*>(endpoint);
     if (endpoint) routers_[id].ramp.stall_in = endpoint->stall_to_router();
-    if (config_.packet_mode) packet_hosts_[id] = routers_[id].ramp.host;
+    if (config_.packet_mode) packet_hosts_[id] = PacketHost{routers_[id].ramp.host};
     return;
   }
   const int r = static_cast<int>(id / static_cast<uint32_t>(cols()));
@@ -321,6 +321,10 @@ void Fabric::reset_counters() {
 void Fabric::latch_endpoint_stalls() {
   for (Router& rt : routers_) {
     if (rt.ramp.endpoint) rt.ramp.stall_in = rt.ramp.endpoint->stall_to_router();
+  }
+  for (PacketHost& h : packet_hosts_) {
+    h.wake = 0;  // the next cycle steps it and learns the rest
+    h.idle = h.host == nullptr || h.host->idle();
   }
   for (auto& [key, a] : edges_) {
     if (a.endpoint) a.stall_in = a.endpoint->stall_to_router();

@@ -106,7 +106,8 @@ class Fabric {
   RampEndpoint* endpoint(uint32_t id, Dir port) const;
   PortAttachment* attachment(uint32_t id, Dir port);
   const PortAttachment* attachment(uint32_t id, Dir port) const;
-  // Re-reads the stall bits of every attached endpoint (after the host changed them).
+  // Re-reads the stall bits of every attached endpoint, and what the packet-mode loop
+  // keeps of its host ports (after the host changed them).
   void latch_endpoint_stalls();
   // Directions usable by routes at (r, c): links, ramp, border edge ports.
   DirMask usable_ports(int r, int c) const;
@@ -171,9 +172,16 @@ class Fabric {
   // Packet mode: per router, the slot position of each input direction's queue, 4 bits per
   // direction (the queues never change, so the cycle loop looks positions up).
   std::vector<uint64_t> packet_slots_;
-  // Packet mode: each router's host port on the ramp (or null), in one compact array: the
-  // cycle loop reads it for every router on every cycle.
-  std::vector<HostPort*> packet_hosts_;
+  // Packet mode: each router's host port on the ramp, with what the cycle loop needs of it
+  // on the cycles it only waits (HostPort::quiet_until), in one compact array: the loop
+  // reads it for every router on every cycle, and the port itself only when it acts.
+  struct PacketHost {
+    HostPort* host = nullptr;
+    uint64_t wake = 0;     // step() before this cycle can only wait
+    bool waiting = false;  // ... and then reports progress (wavelets pending)
+    bool idle = true;      // HostPort::idle() since its last step
+  };
+  std::vector<PacketHost> packet_hosts_;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).

@@ -37,6 +37,19 @@
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/fabric/host_port.hpp"
 
+// The row loops come in two builds, chosen when the library loads: one for the baseline
+// x86-64 the package is compiled for, one for x86-64-v3 CPUs (2013 on), whose BMI
+// instructions shift by a variable, isolate and clear bits and count them in one
+// instruction each: about 8% fewer instructions here. Same results on both. Only where
+// GCC supports it and the address sanitizer (whose start-up the loader's choice
+// precedes) is off.
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
+    __GNUC__ >= 12 && !defined(__SANITIZE_ADDRESS__)
+#define WAFERSIM_X86_64_V3_CLONE [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#else
+#define WAFERSIM_X86_64_V3_CLONE
+#endif
+
 namespace wafersim::fabric {
 
 template <int kCapacity>
@@ -62,9 +75,10 @@ class Fabric::PacketRowPass {
   }
 
   // Phase A for the routers set in `active`; true if a wavelet went on a link.
-  bool send_all(const uint64_t* active);
+  WAFERSIM_X86_64_V3_CLONE bool send_all(const uint64_t* active);
   // Phase B for the routers set in `active` or receiving; see Fabric::phase_b_row.
-  uint32_t receive_all(const uint64_t* active, uint64_t* next_active, uint32_t& next_count);
+  WAFERSIM_X86_64_V3_CLONE uint32_t receive_all(const uint64_t* active, uint64_t* next_active,
+                                                uint32_t& next_count);
 
  private:
   // Ring-buffer steps of a queue of capacity_ entries.
@@ -96,7 +110,7 @@ class Fabric::PacketRowPass {
 };
 
 template <int kCapacity>
-bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
+WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
   Fabric& f = f_;
   const Topology& t = f.topology();
   const int cap = capacity_;
@@ -117,7 +131,7 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
     delta[d] = delta_[d];
   }
   Router* const routers = routers_;
-  HostPort* const* const hosts = f.packet_hosts_.data();
+  PacketHost* const hosts = f.packet_hosts_.data();
   const uint64_t* const stall_out = stall_out_;
 
   uint64_t moves = 0, progress = 0, slow_used = 0;
@@ -130,7 +144,8 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
       const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
       const uint32_t id = row_base_ + static_cast<uint32_t>(col);
       Router& rt = routers[id];
-      HostPort* const host = hosts[id];
+      PacketHost& ph = hosts[id];
+      HostPort* const host = ph.host;
       DirMask ports = 0;
       const Wavelet* to_ramp = nullptr;  // what goes on the off-ramp this cycle
       uint64_t busy = rt.busy;
@@ -206,26 +221,34 @@ bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
       }
 
       // The host port's cycle; it sees the router's stall toward the ramp of the previous
-      // cycle: the ramp queue's.
+      // cycle: the ramp queue's. A cycle on which it can only wait is not stepped.
       if (host == nullptr) continue;  // nothing can go to the ramp then: it is blocked
-      const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
-      Wavelet w;
-      const RampStep step = host->step(cycle_, stall, w);
-      progress += step.progressed;
-      if (step.offered) {
-        ++moves;
-        if (w.color >= colors || ((stall >> w.color) & 1u)) [[unlikely]] {
-          fail_offer(counters_, t, id, kRamp, w.color, f.config_.colors);
-          continue;
+      if (cycle_ < ph.wake) {
+        progress += ph.waiting;
+        if (to_ramp == nullptr) continue;
+      } else {
+        const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
+        Wavelet w;
+        const RampStep step = host->step(cycle_, stall, w);
+        progress += step.progressed;
+        if (step.offered) {
+          ++moves;
+          if (w.color >= colors || ((stall >> w.color) & 1u)) [[unlikely]] {
+            fail_offer(counters_, t, id, kRamp, w.color, f.config_.colors);
+            continue;
+          }
+          rt.ramp.offer = w;
+          rt.ramp.offer_cycle = cycle_;
+          sent_bits[kRamp][wi] |= col_bit;
         }
-        rt.ramp.offer = w;
-        rt.ramp.offer_cycle = cycle_;
-        sent_bits[kRamp][wi] |= col_bit;
       }
       if (to_ramp != nullptr) {
         counters_.record_delivery(*to_ramp, cycle_);
         host->accept(*to_ramp, cycle_);
       }
+      ph.wake = host->quiet_until(cycle_ + 1);
+      ph.waiting = host->pending() != 0;
+      ph.idle = host->idle();
     }
   }
   counters_.moves += moves;
@@ -262,7 +285,7 @@ template <int kCapacity>
 }
 
 template <int kCapacity>
-uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
+WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
                                                        uint64_t* next_active,
                                                        uint32_t& next_count) {
   Fabric& f = f_;
@@ -313,7 +336,7 @@ uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
     }
   }
 
-  HostPort* const* const hosts = f.packet_hosts_.data();
+  const PacketHost* const hosts = f.packet_hosts_.data();
   uint32_t processed = 0;
   next_count = 0;
   for (size_t wi = 0; wi < words; ++wi) {
@@ -328,9 +351,9 @@ uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(const uint64_t* active,
       stall_out_[id] = rt.over;
 
       bool has_work = rt.busy != 0;
-      if (HostPort* const host = hosts[id]) {
-        host->finish_cycle(cycle_);
-        has_work = has_work || !host->idle();
+      if (HostPort* const host = hosts[id].host) {
+        host->finish_cycle(cycle_);  // a host port's is empty: its port line is not read
+        has_work = has_work || !hosts[id].idle;
       }
       rt.occupancy_sum += rt.queued;
       if (rt.queued > rt.occupancy_max) rt.occupancy_max = rt.queued;

@@ -240,3 +240,10 @@ def test_packet_counters_follow_every_hop_and_add_up_across_a_reset(topo, algori
     second = split.counters()
     assert np.array_equal(first.link_counts + second.link_counts, links)
     assert np.array_equal(first.router_traversals + second.router_traversals, visits)
+
+
+def test_packet_mode_refuses_a_host_port_on_an_edge_port():
+    # Packets enter and leave at ramps only; an edge-port sink would never see a wavelet.
+    w = ws.Wafer(4, 4, mode="packets")
+    with pytest.raises(ws.ConfigError, match="ramps only: router \\(1, 0\\) port W"):
+        w.set_sink((1, -1), capacity=1)

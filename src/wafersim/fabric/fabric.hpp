@@ -151,6 +151,19 @@ class Fabric {
  private:
   // One row's pass through a phase, with the fabric's arrays and the row's link steps at
   // hand: color routing (fabric_cycle.cpp) and packet mode (fabric_packet_cycle.cpp).
+  // What both passes have at hand: the row, the cycle, and the fabric's arrays.
+  struct RowFrame {
+    RowFrame(Fabric& f, int row, uint64_t cycle, CycleCounters& counters);
+    Fabric& f_;
+    const int row_;
+    const uint32_t row_base_;  // id of the row's first router
+    const uint64_t cycle_;
+    CycleCounters& counters_;
+    Router* const routers_;
+    QueueSlot* const slots_;
+    Wavelet* const entries_;
+    uint64_t* const stall_out_;
+  };
   class RowPass;
   template <int kCapacity>
   class PacketRowPass;

@@ -44,9 +44,7 @@ constexpr auto kByteBits = [] {
 
 }  // namespace
 
-class Fabric::RowPass {
- public:
-  RowPass(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
+Fabric::RowFrame::RowFrame(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
       : f_(f),
         row_(row),
         row_base_(static_cast<uint32_t>(row) * static_cast<uint32_t>(f.cols())),
@@ -55,7 +53,12 @@ class Fabric::RowPass {
         routers_(f.routers_.data()),
         slots_(f.queues_.slot_data()),
         entries_(f.queues_.entry_data()),
-        stall_out_(f.stall_out_.data()),
+        stall_out_(f.stall_out_.data()) {}
+
+class Fabric::RowPass : RowFrame {
+ public:
+  RowPass(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
+      : RowFrame(f, row, cycle, counters),
         capacity_(f.capacity_),
         threshold_(f.stall_threshold()),
         slow_links_(f.topology().diag_hop_cycles == 2 ? kDiagonals : DirMask{0}) {
@@ -89,15 +92,6 @@ class Fabric::RowPass {
   void deliver(PortAttachment& a, const Wavelet& w);
   [[gnu::always_inline]] void finish_endpoint(PortAttachment& a);
 
-  Fabric& f_;
-  const int row_;
-  const uint32_t row_base_;
-  const uint64_t cycle_;
-  CycleCounters& counters_;
-  Router* const routers_;
-  QueueSlot* const slots_;
-  Wavelet* const entries_;
-  uint64_t* const stall_out_;
   const int capacity_;
   const int threshold_;       // a queue holding more stalls its sources [0333]
   const DirMask slow_links_;  // diagonal directions when their hops take 2 cycles

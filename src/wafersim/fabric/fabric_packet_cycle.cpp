@@ -53,18 +53,10 @@
 namespace wafersim::fabric {
 
 template <int kCapacity>
-class Fabric::PacketRowPass {
+class Fabric::PacketRowPass : RowFrame {
  public:
   PacketRowPass(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
-      : f_(f),
-        row_(row),
-        row_base_(static_cast<uint32_t>(row) * static_cast<uint32_t>(f.cols())),
-        cycle_(cycle),
-        counters_(counters),
-        routers_(f.routers_.data()),
-        slots_(f.queues_.slot_data()),
-        entries_(f.queues_.entry_data()),
-        stall_out_(f.stall_out_.data()),
+      : RowFrame(f, row, cycle, counters),
         packet_slots_(f.packet_slots_.data()),
         routes_(f.packet_routes_),
         capacity_(kCapacity ? kCapacity : f.capacity_),
@@ -93,15 +85,6 @@ class Fabric::PacketRowPass {
   }
   void enqueue(uint32_t id, int col, const Wavelet& w, Dir from);
 
-  Fabric& f_;
-  const int row_;
-  const uint32_t row_base_;
-  const uint64_t cycle_;
-  CycleCounters& counters_;
-  Router* const routers_;
-  QueueSlot* const slots_;
-  Wavelet* const entries_;
-  uint64_t* const stall_out_;
   const uint64_t* const packet_slots_;
   const PacketRouteTable routes_;
   const int capacity_;

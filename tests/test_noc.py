@@ -187,3 +187,63 @@ def test_color_flow_scheme_carries_permutations_but_refuses_uniform_traffic():
     s, d = traffic.pairs("transpose", 16, 16)
     with pytest.raises(ws.ConfigError, match="no free color"):
         ws.noc.route_flows(tiny, s, d)
+
+
+# Packet mode derives its link counts and router traversals from the queues (docs/fabric.md,
+# "Counters"); checked here against each packet's path, expanded independently.
+_STEP = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0), 4: (1, 1), 5: (-1, -1), 6: (1, -1),
+         7: (-1, 1)}  # direction index -> (row, col) step: E W N S NE SW NW SE
+
+
+def _expected_counts(n, src, dst, algorithm):
+    links = np.zeros((n, n, 11), np.int64)
+    visits = np.zeros((n, n), np.int64)
+    by_step = {v: k for k, v in _STEP.items()}
+    for (r, c), (r1, c1) in zip(src.tolist(), dst.tolist()):
+        visits[r, c] += 1
+        while (r, c) != (r1, c1):
+            dr, dc = int(np.sign(r1 - r)), int(np.sign(c1 - c))
+            if algorithm == "xy" or dr == 0 or dc == 0:
+                step = (0, dc) if dc else (dr, 0)
+            else:
+                step = (dr, dc)
+            links[r, c, by_step[step]] += 1
+            r, c = r + step[0], c + step[1]
+            visits[r, c] += 1
+        links[r, c, 10] += 1  # the off-ramp
+    return links, visits
+
+
+@pytest.mark.parametrize("topo, algorithm, hop", [("mesh", "xy", 1), ("mesh+diag", "diag_first", 2)])
+def test_packet_counters_follow_every_hop_and_add_up_across_a_reset(topo, algorithm, hop):
+    n = 8
+    tr = traffic.bernoulli("uniform", n, n, 0.15, 120, seed=5)
+    links, visits = _expected_counts(n, tr.src, tr.dst, algorithm)
+
+    def wafer():
+        w = ws.Wafer(n, n, topo, mode="packets", packet_routing=algorithm, diag_hop_cycles=hop)
+        w.inject(tr.src, 0, data=np.arange(len(tr)), dest=tr.dst, cycle=tr.cycle)
+        return w
+
+    whole = wafer()
+    assert whole.run().quiescent
+    c = whole.counters()
+    assert np.array_equal(c.link_counts, links)
+    assert np.array_equal(c.router_traversals, visits)
+
+    split = wafer()
+    split.run(70)
+    assert split.queued > 0  # the reset happens with wavelets in the queues
+    first = split.counters()
+    split.reset_counters()
+    split.run()
+    second = split.counters()
+    assert np.array_equal(first.link_counts + second.link_counts, links)
+    assert np.array_equal(first.router_traversals + second.router_traversals, visits)
+
+
+def test_packet_mode_refuses_a_host_port_on_an_edge_port():
+    # Packets enter and leave at ramps only; an edge-port sink would never see a wavelet.
+    w = ws.Wafer(4, 4, mode="packets")
+    with pytest.raises(ws.ConfigError, match="ramps only: router \\(1, 0\\) port W"):
+        w.set_sink((1, -1), capacity=1)

@@ -3,6 +3,7 @@
 #include "wafersim/fabric/fabric.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "wafersim/errors.hpp"
@@ -119,6 +120,16 @@ Fabric::Fabric(const FabricConfig& config)
       }
     }
     queues_.compact(routers_);
+    link_sends_.resize(t.rows, t.cols, static_cast<int>(out_sets_));
+    packet_hosts_.assign(routers_.size(), PacketHost{});
+    packet_slots_.assign(routers_.size(), 0);
+    for (uint32_t id = 0; id < routers_.size(); ++id) {
+      const Router& rt = routers_[id];
+      for (uint64_t m = rt.keys; m; m &= m - 1) {
+        const auto d = static_cast<unsigned>(std::countr_zero(m));
+        packet_slots_[id] |= uint64_t{rt.slot_index(d) - rt.slot_base} << (4 * d);
+      }
+    }
   }
 }
 
@@ -215,11 +226,18 @@ void Fabric::clear_routes(int color) {
 
 void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
   if (id >= routers_.size()) internal_error("attach: router id out of range");
+  // The packet-mode cycle loop (fabric_packet_cycle.cpp) relies on this.
+  if (config_.packet_mode && endpoint != nullptr &&
+      (port != kRamp || dynamic_cast<HostPort*>(endpoint) == nullptr)) {
+    throw ConfigError("packet mode (NoC studies) connects host ports to ramps only: router " +
+                      router_name(topology(), id) + " port " + dir_name(port));
+  }
   if (port == kRamp) {
     routers_[id].ramp = PortAttachment{};
     routers_[id].ramp.endpoint = endpoint;
     routers_[id].ramp.host = dynamic_cast<HostPort*>(endpoint);
     if (endpoint) routers_[id].ramp.stall_in = endpoint->stall_to_router();
+    if (config_.packet_mode) packet_hosts_[id] = PacketHost{routers_[id].ramp.host};
     return;
   }
   const int r = static_cast<int>(id / static_cast<uint32_t>(cols()));
@@ -258,9 +276,55 @@ RampEndpoint* Fabric::endpoint(uint32_t id, Dir port) const {
   return a ? a->endpoint : nullptr;
 }
 
+// Packet mode derives two counters from the queues: a wavelet that entered a queue is
+// still there or was forwarded, and what router id sent toward link o entered the
+// receiver's queue of input o^1. The stored counters then hold what was queued at the last
+// reset, so the difference counts from there.
+uint64_t Fabric::router_traversals(uint32_t id) const {
+  const Router& rt = routers_[id];
+  if (!config_.packet_mode) return rt.enqueued;
+  uint64_t n = rt.queued;
+  for_each_slot(id, [&](const QueueSlot& s) { n += s.forwarded; });
+  return n - rt.enqueued;
+}
+
+uint64_t Fabric::sent_count(uint32_t id, Dir dir) const {
+  const uint64_t stored = sent_count_[static_cast<size_t>(dir) * routers_.size() + id];
+  if (!config_.packet_mode || !(routers_[id].links & bit(dir))) return stored;
+  // Packet mode has no loop links: the receiver is one link step away.
+  const QueueSlot& s = slot(static_cast<uint32_t>(static_cast<int64_t>(id) + link_delta_[dir]),
+                            opposite(dir));
+  return s.forwarded + s.count - stored;
+}
+
+void Fabric::reset_counters() {
+  for (uint32_t id = 0; id < routers_.size(); ++id) {
+    Router& rt = routers_[id];
+    rt.enqueued = config_.packet_mode ? rt.queued : 0;
+    rt.occupancy_sum = 0;
+    rt.occupancy_max = 0;
+    for_each_slot(id, [](QueueSlot& s) { s.forwarded = 0; });
+  }
+  for (int d = 0; d < kNumDirs; ++d) {
+    const auto dir = static_cast<Dir>(d);
+    for (uint32_t id = 0; id < routers_.size(); ++id) {
+      uint64_t& stored = sent_count_[static_cast<size_t>(d) * routers_.size() + id];
+      stored = 0;
+      if (config_.packet_mode && (routers_[id].links & bit(dir))) {
+        stored = slot(static_cast<uint32_t>(static_cast<int64_t>(id) + link_delta_[d]),
+                      opposite(dir)).count;
+      }
+    }
+  }
+}
+
 void Fabric::latch_endpoint_stalls() {
   for (Router& rt : routers_) {
     if (rt.ramp.endpoint) rt.ramp.stall_in = rt.ramp.endpoint->stall_to_router();
+  }
+  for (PacketHost& h : packet_hosts_) {
+    h.wake = 0;  // the next cycle steps it and learns the rest
+    h.idle = h.host == nullptr || h.host->idle();
   }
   for (auto& [key, a] : edges_) {
     if (a.endpoint) a.stall_in = a.endpoint->stall_to_router();

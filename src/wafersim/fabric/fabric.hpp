@@ -12,6 +12,7 @@
 #include "wafersim/fabric/arrival_board.hpp"
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/link_sends.hpp"
 #include "wafersim/fabric/packet_routing.hpp"
 #include "wafersim/fabric/queue_arena.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
@@ -76,11 +77,14 @@ class Fabric {
     if (queues_.unused() > 0) queues_.compact(routers_);
   }
 
-  // Counter: wavelets router `id` sent toward `dir` (link counts).
-  uint64_t sent_count(uint32_t id, Dir dir) const {
-    return sent_count_[static_cast<size_t>(dir) * routers_.size() + id];
-  }
-  void reset_sent_counts() { std::fill(sent_count_.begin(), sent_count_.end(), 0); }
+  // Counter: wavelets that entered router `id`'s queues (router traversals). Packet mode
+  // does not count them in the cycle loop: each is still queued or was forwarded.
+  uint64_t router_traversals(uint32_t id) const;
+  // Counter: wavelets router `id` sent toward `dir` (link counts). Packet mode does not
+  // count link sends in the cycle loop: each entered the receiver's queue of that input.
+  uint64_t sent_count(uint32_t id, Dir dir) const;
+  // Zeroes every counter above, occupancy and the queues' forwarded counts.
+  void reset_counters();
 
   Router& router(uint32_t id) { return routers_[id]; }
   const Router& router(uint32_t id) const { return routers_[id]; }
@@ -102,7 +106,8 @@ class Fabric {
   RampEndpoint* endpoint(uint32_t id, Dir port) const;
   PortAttachment* attachment(uint32_t id, Dir port);
   const PortAttachment* attachment(uint32_t id, Dir port) const;
-  // Re-reads the stall bits of every attached endpoint (after the host changed them).
+  // Re-reads the stall bits of every attached endpoint, and what the packet-mode loop
+  // keeps of its host ports (after the host changed them).
   void latch_endpoint_stalls();
   // Directions usable by routes at (r, c): links, ramp, border edge ports.
   DirMask usable_ports(int r, int c) const;
@@ -145,9 +150,27 @@ class Fabric {
 
  private:
   // One row's pass through a phase, with the fabric's arrays and the row's link steps at
-  // hand (fabric_cycle.cpp).
-  template <bool kPacket>
+  // hand: color routing (fabric_cycle.cpp) and packet mode (fabric_packet_cycle.cpp).
+  // What both passes have at hand: the row, the cycle, and the fabric's arrays.
+  struct RowFrame {
+    RowFrame(Fabric& f, int row, uint64_t cycle, CycleCounters& counters);
+    Fabric& f_;
+    const int row_;
+    const uint32_t row_base_;  // id of the row's first router
+    const uint64_t cycle_;
+    CycleCounters& counters_;
+    Router* const routers_;
+    QueueSlot* const slots_;
+    Wavelet* const entries_;
+    uint64_t* const stall_out_;
+  };
   class RowPass;
+  template <int kCapacity>
+  class PacketRowPass;
+  bool packet_phase_a_row(int row, const uint64_t* active, uint64_t cycle,
+                          CycleCounters& counters);
+  uint32_t packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
+                              uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
   void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
 
@@ -159,11 +182,25 @@ class Fabric {
   int link_dcol_[kNumDirs] = {};       // column step of each link direction
   std::vector<Router> routers_;
   QueueArena queues_;
+  // Packet mode: per router, the slot position of each input direction's queue, 4 bits per
+  // direction (the queues never change, so the cycle loop looks positions up).
+  std::vector<uint64_t> packet_slots_;
+  // Packet mode: each router's host port on the ramp, with what the cycle loop needs of it
+  // on the cycles it only waits (HostPort::quiet_until), in one compact array: the loop
+  // reads it for every router on every cycle, and the port itself only when it acts.
+  struct PacketHost {
+    HostPort* host = nullptr;
+    uint64_t wake = 0;     // step() before this cycle can only wait
+    bool waiting = false;  // ... and then reports progress (wavelets pending)
+    bool idle = true;      // HostPort::idle() since its last step
+  };
+  std::vector<PacketHost> packet_hosts_;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).
   std::vector<uint64_t> sent_count_;
   ArrivalBoard arrivals_;            // phase A posts link arrivals for phase B
+  LinkSends link_sends_;             // packet mode: the same, as bit sets per row
   int arrival_offset_[kNumDirs] = {};  // cycles from sending on a link to its arrival, - 1
   // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal
   // links must hold last cycle's wavelet while the next is written.

@@ -10,14 +10,13 @@
 // ports are enqueued by color [0317]; the off-ramp is delivered; per-color stall bits are
 // recomputed from the occupancy after this cycle's enqueues and dequeues [0333].
 //
-// A row's routers are processed in one call (RowPass), a template on the routing mode
-// (color or packet): the per-router work is inlined, with the fabric's arrays and the row's
-// per-direction link steps in hand instead of recomputed per wavelet.
+// A row's routers are processed in one call (RowPass): the per-router work is inlined, with
+// the fabric's arrays and the row's per-direction link steps in hand instead of recomputed
+// per wavelet. Packet mode (NoC studies) has a pass of its own, fabric_packet_cycle.cpp.
 #include <array>
 #include <bit>
-#include <string>
 
-#include "wafersim/errors.hpp"
+#include "wafersim/fabric/cycle_faults.hpp"
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/fabric/host_port.hpp"
 
@@ -35,80 +34,17 @@ constexpr auto kByteBits = [] {
   return t;
 }();
 
-// Keys below `key` in `keys`: the position of `key`'s slot among the router's slots. Packet
-// mode keys are directions (11 bits), color keys fabric colors (at most 32 bits).
-template <bool kPacket>
+// Keys below `key` in `keys`: the position of `key`'s slot among the router's slots (keys
+// are fabric colors, at most 32 bits).
 [[gnu::always_inline]] inline unsigned rank_below(uint64_t keys, unsigned key) {
   const uint64_t x = keys & ((uint64_t{1} << key) - 1);
-  unsigned n = kByteBits[x & 0xFF] + kByteBits[(x >> 8) & 0xFF];
-  if constexpr (!kPacket) n += kByteBits[(x >> 16) & 0xFF] + kByteBits[(x >> 24) & 0xFF];
-  return n;
-}
-
-// Why a wavelet could not be enqueued; built off the hot path.
-enum class EnqueueFault : uint8_t { no_route, not_a_source, two_sources, overflow };
-
-[[gnu::cold, gnu::noinline]] void fail_enqueue(CycleCounters& counters, EnqueueFault f,
-                                               const Topology& t, uint32_t id, const Wavelet& w,
-                                               Dir from, Dir other, bool packet, unsigned key) {
-  const std::string here = "router " + router_name(t, id);
-  const std::string color = std::to_string(w.color);
-  switch (f) {
-    case EnqueueFault::no_route:
-      counters.fail(std::make_exception_ptr(RouteError(
-          "a wavelet of color " + color + " arrived at " + here + " from " + dir_name(from) +
-          ", but color " + color + " has no route there")));
-      return;
-    case EnqueueFault::not_a_source:
-      counters.fail(std::make_exception_ptr(RouteError(
-          "a wavelet of color " + color + " arrived at " + here + " from " + dir_name(from) +
-          ", which is not a source (Src) of that color there")));
-      return;
-    case EnqueueFault::two_sources:
-      // One buffer per color: only one source may be active at a time [0302].
-      counters.fail(std::make_exception_ptr(RouteError(
-          "two wavelets of color " + color + " arrived at " + here + " in the same cycle, from " +
-          dir_name(other) + " and from " + dir_name(from) +
-          ": a color has one active source at a time [0302]")));
-      return;
-    case EnqueueFault::overflow:
-      counters.fail(std::make_exception_ptr(WaferError(
-          "internal error (please report): queue of " + std::string(packet ? "port " : "color ") +
-              std::to_string(key) + " overflowed at " + here,
-          ErrorCategory::internal)));
-      return;
-  }
-}
-
-[[gnu::cold, gnu::noinline]] void fail_offer(CycleCounters& counters, const Topology& t,
-                                             uint32_t id, Dir port, unsigned color,
-                                             int colors) {
-  const std::string where = std::string("the ") + (port == kRamp ? "on-ramp" : "edge port ") +
-                            (port == kRamp ? "" : dir_name(port)) + " of router " +
-                            router_name(t, id);
-  if (color >= static_cast<unsigned>(colors)) {
-    counters.fail(std::make_exception_ptr(RouteError(
-        "a wavelet of color " + std::to_string(color) + " was offered on " + where +
-        ", but only colors 0.." + std::to_string(colors - 1) + " enter the fabric")));
-  } else {
-    counters.fail(std::make_exception_ptr(WaferError(
-        "internal error (please report): an endpoint offered color " + std::to_string(color) +
-            " on " + where + " while the router stalls it",
-        ErrorCategory::internal)));
-  }
-}
-
-[[gnu::cold, gnu::noinline]] void fail_missing_endpoint(CycleCounters& counters) {
-  counters.fail(std::make_exception_ptr(WaferError(
-      "internal error (please report): delivery to a missing endpoint", ErrorCategory::internal)));
+  return kByteBits[x & 0xFF] + kByteBits[(x >> 8) & 0xFF] + kByteBits[(x >> 16) & 0xFF] +
+         kByteBits[(x >> 24) & 0xFF];
 }
 
 }  // namespace
 
-template <bool kPacket>
-class Fabric::RowPass {
- public:
-  RowPass(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
+Fabric::RowFrame::RowFrame(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
       : f_(f),
         row_(row),
         row_base_(static_cast<uint32_t>(row) * static_cast<uint32_t>(f.cols())),
@@ -117,7 +53,12 @@ class Fabric::RowPass {
         routers_(f.routers_.data()),
         slots_(f.queues_.slot_data()),
         entries_(f.queues_.entry_data()),
-        stall_out_(f.stall_out_.data()),
+        stall_out_(f.stall_out_.data()) {}
+
+class Fabric::RowPass : RowFrame {
+ public:
+  RowPass(Fabric& f, int row, uint64_t cycle, CycleCounters& counters)
+      : RowFrame(f, row, cycle, counters),
         capacity_(f.capacity_),
         threshold_(f.stall_threshold()),
         slow_links_(f.topology().diag_hop_cycles == 2 ? kDiagonals : DirMask{0}) {
@@ -145,21 +86,12 @@ class Fabric::RowPass {
   [[gnu::always_inline]] unsigned pick(const Router& rt, const QueueSlot* slots,
                                        uint64_t candidates, Dir o) const;
   [[gnu::always_inline]] void step_endpoint(uint32_t id, PortAttachment& a, Dir port);
-  [[gnu::always_inline]] bool receive(Router& rt, uint32_t id, int col, DirMask arrivals);
-  [[gnu::always_inline]] void enqueue(Router& rt, uint32_t id, int col, const Wavelet& w,
+  [[gnu::always_inline]] bool receive(Router& rt, uint32_t id, DirMask arrivals);
+  [[gnu::always_inline]] void enqueue(Router& rt, uint32_t id, const Wavelet& w,
                                       Dir from, uint64_t& arrived, uint8_t* arrived_from);
   void deliver(PortAttachment& a, const Wavelet& w);
   [[gnu::always_inline]] void finish_endpoint(PortAttachment& a);
 
-  Fabric& f_;
-  const int row_;
-  const uint32_t row_base_;
-  const uint64_t cycle_;
-  CycleCounters& counters_;
-  Router* const routers_;
-  QueueSlot* const slots_;
-  Wavelet* const entries_;
-  uint64_t* const stall_out_;
   const int capacity_;
   const int threshold_;       // a queue holding more stalls its sources [0333]
   const DirMask slow_links_;  // diagonal directions when their hops take 2 cycles
@@ -194,8 +126,7 @@ class Fabric::RowPass {
 // Color mode: the stall bits that gate output `o`, bit c set when color c may not go.
 // They come from the end of the previous cycle: a neighbour's per-color stall [0334], or
 // the endpoint's [0330].
-template <bool kPacket>
-inline uint64_t Fabric::RowPass<kPacket>::stall_toward(const Router& rt, uint32_t id,
+inline uint64_t Fabric::RowPass::stall_toward(const Router& rt, uint32_t id,
                                                         Dir o) const {
   constexpr uint64_t kAll = ~uint64_t{0};
   if (o == kRamp) return rt.ramp.endpoint == nullptr ? kAll : rt.ramp.stall_in;
@@ -207,10 +138,9 @@ inline uint64_t Fabric::RowPass<kPacket>::stall_toward(const Router& rt, uint32_
 
 // The scheduler of output `o`: candidates are slot positions (slots are in color order, so
 // cycling over positions cycles over colors) [0320].
-template <bool kPacket>
-inline unsigned Fabric::RowPass<kPacket>::pick(const Router& rt, const QueueSlot* slots,
+inline unsigned Fabric::RowPass::pick(const Router& rt, const QueueSlot* slots,
                                                uint64_t candidates, Dir o) const {
-  if (!kPacket && f_.config_.scheduler == SchedulerPolicy::priority) {
+  if (f_.config_.scheduler == SchedulerPolicy::priority) {
     uint64_t high = 0;
     for (uint64_t m = candidates; m; m &= m - 1) {
       const unsigned i = static_cast<unsigned>(std::countr_zero(m));
@@ -223,24 +153,16 @@ inline unsigned Fabric::RowPass<kPacket>::pick(const Router& rt, const QueueSlot
 
 // A wavelet put on link `o` reaches the receiver's phase B (this cycle, or the next on a
 // 2-cycle link) through the arrival board.
-template <bool kPacket>
-inline void Fabric::RowPass<kPacket>::post(Dir o, uint32_t id, int col) {
+inline void Fabric::RowPass::post(Dir o, uint32_t id, int col) {
   post_dirs_[o][static_cast<int64_t>(id) + delta_[o]] |= bit(static_cast<Dir>(o ^ 1));
   const int c = col + dcol_[o];
   post_marks_[o][c >> 6] |= uint64_t{1} << (c & 63);
   links_used_ = true;
 }
 
-// A ring-buffer position one step on, without a branch (they mispredict on short queues).
-[[gnu::always_inline]] inline uint8_t ring_next(unsigned pos, int capacity) {
-  const int next = static_cast<int>(pos) + 1;
-  return static_cast<uint8_t>(next & -static_cast<int>(next != capacity));
-}
-
 // One router's schedulers (phase A): at most one wavelet per output direction [0315],
 // chosen independently per direction [0319].
-template <bool kPacket>
-inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
+inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col) {
   rt.out_cycle = cycle_;
   rt.out_valid = 0;
   if (rt.busy == 0) return;
@@ -251,41 +173,23 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
   // receiver does not stall them.
   uint64_t candidates[kNumDirs];
   DirMask ports = 0;
-  if constexpr (kPacket) {
-    // One Dest direction per head: a link (packets never leave by an edge port) or the
-    // off-ramp. A head leaves as soon as it is sent, so Sent stays empty.
-    for (uint64_t m = rt.busy; m; m &= m - 1) {
-      const unsigned i = static_cast<unsigned>(std::countr_zero(m));
-      const QueueSlot& s = slots[i];
-      const Dir o = first_dir(s.dest);
-      const bool blocked =
-          o == kRamp ? rt.ramp.endpoint == nullptr ||
-                           ((rt.ramp.stall_in >> entries[i * capacity_ + s.head].color) & 1u)
-                     : ((stall_out_[static_cast<int64_t>(id) + delta_[o]] >> (o ^ 1)) & 1u) != 0;
-      if (blocked) continue;
-      const uint64_t mine = uint64_t{1} << i;
-      candidates[o] = (ports & bit(o)) ? candidates[o] | mine : mine;
-      ports |= bit(o);
-    }
-  } else {
-    // Each direction's stall bits are read once.
-    uint64_t stall[kNumDirs];
-    DirMask seen = 0;
-    for (uint64_t m = rt.busy; m; m &= m - 1) {
-      const unsigned i = static_cast<unsigned>(std::countr_zero(m));
-      const QueueSlot& s = slots[i];
-      for (DirMask pending = static_cast<DirMask>(s.dest & ~s.sent); pending;
-           pending &= pending - 1) {
-        const Dir o = first_dir(pending);
-        if (!(seen & bit(o))) {
-          seen |= bit(o);
-          stall[o] = stall_toward(rt, id, o);
-          candidates[o] = 0;
-        }
-        if ((stall[o] >> s.key) & 1u) continue;
-        ports |= bit(o);
-        candidates[o] |= uint64_t{1} << i;
+  // Each direction's stall bits are read once.
+  uint64_t stall[kNumDirs];
+  DirMask seen = 0;
+  for (uint64_t m = rt.busy; m; m &= m - 1) {
+    const unsigned i = static_cast<unsigned>(std::countr_zero(m));
+    const QueueSlot& s = slots[i];
+    for (DirMask pending = static_cast<DirMask>(s.dest & ~s.sent); pending;
+         pending &= pending - 1) {
+      const Dir o = first_dir(pending);
+      if (!(seen & bit(o))) {
+        seen |= bit(o);
+        stall[o] = stall_toward(rt, id, o);
+        candidates[o] = 0;
       }
+      if ((stall[o] >> s.key) & 1u) continue;
+      ports |= bit(o);
+      candidates[o] |= uint64_t{1} << i;
     }
   }
   if (ports == 0) return;
@@ -308,26 +212,9 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
     out_[o][id] = queue[s.head];
     ++sent_count_[o][id];
     if (rt.links & bit(o)) post(o, id, col);  // to another router
-    if constexpr (kPacket) {
-      // Sent to its one Dest direction: the head leaves now [0301].
-      s.head = ring_next(s.head, capacity_);
-      --s.count;
-      ++s.forwarded;
-      --rt.queued;
-      --tally_.queued_delta;
-      rt.over &= ~(static_cast<uint64_t>(s.count <= threshold_) << s.key);
-      if (s.count == 0) {
-        rt.busy &= ~(uint64_t{1} << i);
-        s.dest = 0;
-      } else {
-        s.dest = bit(f_.packet_routes_.next(row_, col, queue[s.head].dest));
-      }
-    } else {
-      s.sent |= bit(o);
-      picked |= uint64_t{1} << i;
-    }
+    s.sent |= bit(o);
+    picked |= uint64_t{1} << i;
   }
-  if constexpr (kPacket) return;
 
   // A head sent to every Dest direction leaves; the next wavelet of its color may move
   // from the next cycle on [0301].
@@ -346,12 +233,10 @@ inline void Fabric::RowPass<kPacket>::send(Router& rt, uint32_t id, int col) {
   }
 }
 
-template <bool kPacket>
-inline void Fabric::RowPass<kPacket>::step_endpoint(uint32_t id, PortAttachment& a, Dir port) {
+inline void Fabric::RowPass::step_endpoint(uint32_t id, PortAttachment& a, Dir port) {
   if (a.endpoint == nullptr) return;  // an idle endpoint's step is cheap: no idle() call
-  // The router's stall toward this port: per color, or (packet mode) the port's queue.
-  const ColorMask stall = kPacket ? (((stall_out_[id] >> port) & 1u) ? ~ColorMask{0} : 0)
-                                  : stall_out_[id];
+  // The router's stall toward this port, per color.
+  const ColorMask stall = stall_out_[id];
   Wavelet w;
   const RampStep step =
       a.host ? a.host->step(cycle_, stall, w) : a.endpoint->step(cycle_, stall, w);
@@ -366,8 +251,7 @@ inline void Fabric::RowPass<kPacket>::step_endpoint(uint32_t id, PortAttachment&
   a.offer_cycle = cycle_;
 }
 
-template <bool kPacket>
-bool Fabric::RowPass<kPacket>::send_all(const uint64_t* active) {
+bool Fabric::RowPass::send_all(const uint64_t* active) {
   Fabric& f = f_;
   const Topology& t = f.topology();
   for (int d = 0; d < kNumDirs; ++d) {
@@ -403,47 +287,35 @@ bool Fabric::RowPass<kPacket>::send_all(const uint64_t* active) {
   return links_used_;
 }
 
-template <bool kPacket>
-inline void Fabric::RowPass<kPacket>::enqueue(Router& rt, uint32_t id, int col, const Wavelet& w,
-                                              Dir from, uint64_t& arrived,
-                                              uint8_t* arrived_from) {
-  const unsigned key = kPacket ? static_cast<unsigned>(from) : w.color;
-  if (!kPacket && (key >= static_cast<unsigned>(f_.config_.colors) || !rt.has(key)))
-      [[unlikely]] {
-    fail_enqueue(counters_, EnqueueFault::no_route, f_.topology(), id, w, from, from, kPacket,
-                 key);
+inline void Fabric::RowPass::enqueue(Router& rt, uint32_t id, const Wavelet& w, Dir from,
+                                     uint64_t& arrived, uint8_t* arrived_from) {
+  const unsigned key = w.color;
+  if (key >= static_cast<unsigned>(f_.config_.colors) || !rt.has(key)) [[unlikely]] {
+    fail_enqueue(counters_, EnqueueFault::no_route, f_.topology(), id, w, from, from, false, key);
     return;
   }
-  const unsigned i = rank_below<kPacket>(rt.keys, key);
+  const unsigned i = rank_below(rt.keys, key);
   const uint32_t index = rt.slot_base + i;
   QueueSlot& s = slots_[index];
-  if (!kPacket && !(s.src & bit(from))) [[unlikely]] {
-    fail_enqueue(counters_, EnqueueFault::not_a_source, f_.topology(), id, w, from, from,
-                 kPacket, key);
+  if (!(s.src & bit(from))) [[unlikely]] {
+    fail_enqueue(counters_, EnqueueFault::not_a_source, f_.topology(), id, w, from, from, false, key);
     return;
   }
-  // Packet mode queues by input port, and a port takes one wavelet per cycle.
-  if constexpr (!kPacket) {
-    if ((arrived >> i) & 1u) [[unlikely]] {
-      fail_enqueue(counters_, EnqueueFault::two_sources, f_.topology(), id, w, from,
-                   static_cast<Dir>(arrived_from[i]), kPacket, key);
-      return;
-    }
-    arrived |= uint64_t{1} << i;
-    arrived_from[i] = from;
+  if ((arrived >> i) & 1u) [[unlikely]] {
+    fail_enqueue(counters_, EnqueueFault::two_sources, f_.topology(), id, w, from,
+                 static_cast<Dir>(arrived_from[i]), false, key);
+    return;
   }
+  arrived |= uint64_t{1} << i;
+  arrived_from[i] = from;
   if (s.count >= capacity_) [[unlikely]] {
-    fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, w, from, from, kPacket,
-                 key);
+    fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, w, from, from, false, key);
     return;
   }
   int tail = s.head + s.count;  // ring position without a division or a branch
   tail -= capacity_ & -static_cast<int>(tail >= capacity_);
   entries_[static_cast<size_t>(index) * capacity_ + static_cast<size_t>(tail)] = w;
-  if (s.count == 0) {
-    rt.busy |= uint64_t{1} << i;
-    if constexpr (kPacket) s.dest = bit(f_.packet_routes_.next(row_, col, w.dest));
-  }
+  if (s.count == 0) rt.busy |= uint64_t{1} << i;
   ++s.count;
   rt.over |= static_cast<uint64_t>(s.count > threshold_) << key;
   ++rt.queued;
@@ -451,8 +323,7 @@ inline void Fabric::RowPass<kPacket>::enqueue(Router& rt, uint32_t id, int col, 
   ++tally_.queued_delta;
 }
 
-template <bool kPacket>
-void Fabric::RowPass<kPacket>::deliver(PortAttachment& a, const Wavelet& w) {
+void Fabric::RowPass::deliver(PortAttachment& a, const Wavelet& w) {
   if (a.endpoint == nullptr) [[unlikely]] {
     fail_missing_endpoint(counters_);
     return;
@@ -464,8 +335,7 @@ void Fabric::RowPass<kPacket>::deliver(PortAttachment& a, const Wavelet& w) {
 
 // The end of an endpoint's cycle in phase B: finish_cycle, then its stall bits for next
 // cycle [0330] (the caller asks idle() afterwards when it needs to).
-template <bool kPacket>
-inline void Fabric::RowPass<kPacket>::finish_endpoint(PortAttachment& a) {
+inline void Fabric::RowPass::finish_endpoint(PortAttachment& a) {
   if (a.host) {
     a.host->finish_cycle(cycle_);
     a.stall_in = a.host->stall_to_router();
@@ -476,8 +346,7 @@ inline void Fabric::RowPass<kPacket>::finish_endpoint(PortAttachment& a) {
 }
 
 // One router's phase B.
-template <bool kPacket>
-inline bool Fabric::RowPass<kPacket>::receive(Router& rt, uint32_t id, int col, DirMask arrivals) {
+inline bool Fabric::RowPass::receive(Router& rt, uint32_t id, DirMask arrivals) {
   uint64_t arrived = 0;
   uint8_t arrived_from[64];
 
@@ -486,20 +355,20 @@ inline bool Fabric::RowPass<kPacket>::receive(Router& rt, uint32_t id, int col, 
     const Dir in = first_dir(m);
     Wavelet w = out_[in][static_cast<int64_t>(id) + delta_[in]];
     ++w.hops;
-    enqueue(rt, id, col, w, in, arrived, arrived_from);
+    enqueue(rt, id, w, in, arrived, arrived_from);
   }
 
   // The on-ramp and edge ports offered in phase A of this cycle.
   if (rt.ramp.offer_cycle == cycle_) {
     ++tally_.injected;
-    enqueue(rt, id, col, rt.ramp.offer, kRamp, arrived, arrived_from);
+    enqueue(rt, id, rt.ramp.offer, kRamp, arrived, arrived_from);
   }
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
     const Dir d = first_dir(m);
     PortAttachment& a = *f_.attachment(id, d);
     if (a.offer_cycle == cycle_) {
       ++tally_.injected;
-      enqueue(rt, id, col, a.offer, d, arrived, arrived_from);
+      enqueue(rt, id, a.offer, d, arrived, arrived_from);
     }
   }
 
@@ -533,8 +402,7 @@ inline bool Fabric::RowPass<kPacket>::receive(Router& rt, uint32_t id, int col, 
   return busy;
 }
 
-template <bool kPacket>
-uint32_t Fabric::RowPass<kPacket>::receive_all(const uint64_t* active, uint64_t* next_active,
+uint32_t Fabric::RowPass::receive_all(const uint64_t* active, uint64_t* next_active,
                                                uint32_t& next_count) {
   Fabric& f = f_;
   for (int d = 0; d < kRamp; ++d) {
@@ -566,7 +434,7 @@ uint32_t Fabric::RowPass<kPacket>::receive_all(const uint64_t* active, uint64_t*
           static_cast<DirMask>(from_dirs[0][id] | from_dirs[1][id] | from_dirs[2][id]);
       from_dirs[0][id] = from_dirs[1][id] = from_dirs[2][id] = 0;
       ++processed;
-      if (receive(routers_[id], id, col, arrivals)) {
+      if (receive(routers_[id], id, arrivals)) {
         next |= uint64_t{1} << b;
         ++next_count;
       }
@@ -580,17 +448,16 @@ uint32_t Fabric::RowPass<kPacket>::receive_all(const uint64_t* active, uint64_t*
 Fabric::RowSends Fabric::phase_a_row(int row, const uint64_t* active, uint64_t cycle,
                                      CycleCounters& counters) {
   RowSends sends;
-  sends.links = config_.packet_mode ? RowPass<true>(*this, row, cycle, counters).send_all(active)
-                                    : RowPass<false>(*this, row, cycle, counters).send_all(active);
+  sends.links = config_.packet_mode ? packet_phase_a_row(row, active, cycle, counters)
+                                    : RowPass(*this, row, cycle, counters).send_all(active);
   return sends;
 }
 
 uint32_t Fabric::phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
                              uint64_t cycle, CycleCounters& counters, uint32_t& next_count) {
   return config_.packet_mode
-             ? RowPass<true>(*this, row, cycle, counters).receive_all(active, next_active, next_count)
-             : RowPass<false>(*this, row, cycle, counters)
-                   .receive_all(active, next_active, next_count);
+             ? packet_phase_b_row(row, active, next_active, cycle, counters, next_count)
+             : RowPass(*this, row, cycle, counters).receive_all(active, next_active, next_count);
 }
 
 }  // namespace wafersim::fabric

@@ -52,6 +52,15 @@ class alignas(64) HostPort final : public RampEndpoint {
   void accept(const Wavelet& w, uint64_t cycle) override;
   ColorMask stall_to_router() const override { return full_; }
   bool idle() const override { return pending_ == 0 && (drain_period_ == 0 || held_any_ == 0); }
+  // For the packet-mode cycle loop, which skips step() on cycles where it could only wait
+  // for a release: the first cycle from `cycle` on at which step() may offer or change
+  // anything (kNever: not before the host pushes more). Until then step() reports
+  // progress exactly when wavelets are pending. Holds until step(), accept() or push().
+  uint64_t quiet_until(uint64_t cycle) const {
+    if (drain_period_ > 0 && held_any_ != 0) return cycle;  // a sink drains
+    if (pending_ == 0) return kNoRelease;
+    return ready_ != 0 || next_release_ == kNoRelease ? cycle : next_release_;
+  }
   std::string describe() const override;
 
  private:

@@ -6,6 +6,7 @@
 //                the family, else XY (digest 003 section 4.3; the seed gives no rule).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "wafersim/fabric/direction.hpp"
@@ -35,23 +36,46 @@ inline Dir packet_next_dir(const Topology& t, PacketRouting alg, int r, int c, u
 }
 
 // The same answers, looked up: packet_step depends only on the signs of the offsets, so
-// nine entries hold it and the cycle loop routes without branches.
+// nine entries hold it, and the signs come from a table too: the cycle loop routes with
+// three loads and no branch.
 class PacketRouteTable {
  public:
   PacketRouteTable() = default;
   PacketRouteTable(const Topology& t, PacketRouting alg) {
     for (int dy = -1; dy <= 1; ++dy) {
-      for (int dx = -1; dx <= 1; ++dx) dirs_[3 * (dy + 1) + dx + 1] = packet_step(t, alg, dx, dy);
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int i = 3 * (dy + 1) + dx + 1;
+        dirs_[i] = packet_step(t, alg, dx, dy);
+        masks_[i] = bit(dirs_[i]);
+      }
     }
   }
   [[gnu::always_inline]] Dir next(int r, int c, uint16_t dest) const {
-    const int dx = (dest & 0xFF) - c;
-    const int dy = (dest >> 8) - r;
-    return dirs_[3 * ((dy > 0) - (dy < 0) + 1) + (dx > 0) - (dx < 0) + 1];
+    return dirs_[index(r, c, dest)];
+  }
+  // The same, as a Dest mask.
+  [[gnu::always_inline]] DirMask next_mask(int r, int c, uint16_t dest) const {
+    return masks_[index(r, c, dest)];
   }
 
  private:
+  // sign(d) + 1 for the offsets d = -255..255, at d + 255.
+  static constexpr auto kSignPlusOne = [] {
+    std::array<uint8_t, 2 * kMaxPacketSide - 1> s{};
+    for (int i = 0; i < 2 * kMaxPacketSide - 1; ++i) {
+      const int d = i - (kMaxPacketSide - 1);
+      s[static_cast<size_t>(i)] = static_cast<uint8_t>((d > 0) - (d < 0) + 1);
+    }
+    return s;
+  }();
+  [[gnu::always_inline]] static unsigned index(int r, int c, uint16_t dest) {
+    const unsigned sy = kSignPlusOne[(dest >> 8) - r + kMaxPacketSide - 1];
+    const unsigned sx = kSignPlusOne[(dest & 0xFF) - c + kMaxPacketSide - 1];
+    return 3 * sy + sx;
+  }
+
   Dir dirs_[9] = {};
+  DirMask masks_[9] = {};
 };
 
 }  // namespace wafersim::fabric

@@ -50,6 +50,12 @@ struct QueueSlot {
   uint64_t forwarded = 0;  // wavelets sent to every Dest direction and dequeued
 };
 
+// A ring-buffer position one step on, without a branch (they mispredict on short queues).
+[[gnu::always_inline]] inline uint8_t ring_next(unsigned pos, int capacity) {
+  const int next = static_cast<int>(pos) + 1;
+  return static_cast<uint8_t>(next & -static_cast<int>(next != capacity));
+}
+
 class HostPort;
 
 // An endpoint on the ramp or on a border link (edge port), with the contract's registers.
@@ -63,28 +69,31 @@ struct PortAttachment {
 };
 
 // Laid out by use, on cache-line boundaries: the first line is read and written by every
-// active router's phases on every cycle, the second holds the ramp and the counters phase B
-// updates. Fields other routers read (stall bits, output registers, arrivals) and the
-// per-direction send counts live in the Fabric's compact arrays instead, so neighbours do
-// not pull in this struct and two lines per router hold what every cycle touches.
+// active router's phases on every cycle, the second holds the ramp and what only color
+// mode touches every cycle (packet mode reaches it only when its host port offers).
+// Fields other routers read (stall bits, output registers, arrivals) and the per-direction
+// send counts live in the Fabric's compact arrays instead, so neighbours do not pull in
+// this struct.
 struct alignas(64) Router {
   uint64_t keys = 0;       // configured colors (packet mode: input directions)
   uint64_t busy = 0;       // slots (by position, not key) whose queue holds a wavelet
   uint64_t over = 0;       // keys whose queue holds more than the stall threshold [0333]
-  uint64_t out_cycle = kNever;
+  uint64_t occupancy_sum = 0;  // counter: sum over cycles of `queued`
   uint32_t slot_base = 0;  // first of this router's slots in the fabric's queue arena
   uint32_t queued = 0;     // wavelets in all queues
   uint32_t occupancy_max = 0;                   // counter: most wavelets queued at once
   DirMask out_valid = 0;   // output registers written in phase A of cycle `out_cycle`
+                           // (color mode: packet mode delivers its off-ramp in phase A)
   DirMask links = 0;       // link ports that lead to another router (from the topology)
   uint8_t edge_ports = 0;  // axis directions (bits of Dir) with an edge attachment
   uint8_t slot_room = 0;   // slots reserved there (at least popcount(keys))
   std::array<uint8_t, kNumDirs> last_pick{};  // each output scheduler's round-robin pointer
 
   PortAttachment ramp;
-  // Counters (docs/fabric.md).
-  uint64_t enqueued = 0;                         // router traversals (energy)
-  uint64_t occupancy_sum = 0;                    // sum over cycles of `queued`
+  // Counter (docs/fabric.md): router traversals (energy). Packet mode derives them
+  // instead (Fabric::router_traversals) and keeps here the wavelets queued at the reset.
+  uint64_t enqueued = 0;
+  uint64_t out_cycle = kNever;
 
   bool has(unsigned key) const { return (keys >> key) & 1u; }
   int slot_count() const { return popcount64(keys); }

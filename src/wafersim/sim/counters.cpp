@@ -13,7 +13,7 @@ void fill_link_counts(const Fabric& f, uint64_t* out) {
 }
 
 void fill_router_traversals(const Fabric& f, uint64_t* out) {
-  for (uint32_t id = 0; id < f.router_count(); ++id) out[id] = f.router(id).enqueued;
+  for (uint32_t id = 0; id < f.router_count(); ++id) out[id] = f.router_traversals(id);
 }
 
 void fill_occupancy(const Fabric& f, uint64_t* out_sum, uint32_t* out_max) {

@@ -33,11 +33,16 @@ void Simulator::set_watchdog(uint64_t cycles) {
 // Rows go to threads in contiguous blocks (static schedule): a thread then works on the
 // same rows cycle after cycle, so their state stays in its core's cache, and only the rows
 // at a block's edges share cache lines with another thread.
+bool Simulator::serial() const {
+  const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+  return nt <= 1 || active_routers_ < parallel_min_routers_;
+}
+
 template <class F>
 void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
   const int n = static_cast<int>(rows.size());
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
-  if (nt <= 1 || n <= 1 || active_routers_ < parallel_min_routers_) {
+  if (n <= 1 || serial()) {
     for (int r : rows) f(r);
     return;
   }
@@ -129,6 +134,92 @@ void Simulator::rethrow_first_error(const std::vector<int>& rows) {
   }
 }
 
+// Phase A over every active row, then phase B over the rows that are active or receive:
+// the order the cycle contract is written in, and the one the threads share out.
+void Simulator::run_rows_in_sweeps(uint64_t t, bool slow_links) {
+  for_rows(rows_a_, [&](int r) { row_phase_a(r, t); });
+  rethrow_first_error(rows_a_);
+
+  // Phase B runs on active rows and on the rows their wavelets go to.
+  std::swap(sender_rows_prev_, sender_rows_now_);
+  sender_rows_now_.clear();
+  rows_b_.clear();
+  auto add_row = [&](int r) {
+    if (r < 0 || r >= fabric_.rows()) return;
+    RowState& rs = rows_[static_cast<size_t>(r)];
+    if (rs.mark != t) {
+      rs.mark = t;
+      rows_b_.push_back(r);
+    }
+  };
+  auto add_targets_of = [&](int r) {
+    int sources[5];
+    int n = 0;
+    collect_source_rows(r, sources, n);  // the relation is symmetric
+    for (int i = 0; i < n; ++i) add_row(sources[i]);
+  };
+  for (int r : rows_a_) {
+    add_row(r);
+    if (rows_[static_cast<size_t>(r)].sent) {
+      sender_rows_now_.push_back(r);
+      add_targets_of(r);
+    }
+  }
+  if (slow_links) {
+    for (int r : sender_rows_prev_) add_targets_of(r);
+  }
+  std::sort(rows_b_.begin(), rows_b_.end());
+  for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
+  rethrow_first_error(rows_b_);
+}
+
+// One thread: phase B of a row runs as soon as every row that sends into it has done phase
+// A, i.e. right after phase A of the row above: A(0) A(1) B(0) A(2) B(1) ... This is the
+// same cycle: B(q) writes only row q and reads what rows q-1..q+1 sent, and A(r) for
+// r >= q+2 reads the stall bits of rows r-1..r+1 and sends to rows r-1..r+1, so neither sees
+// the other. What it gains: a row's routers, queues and endpoints are still in cache
+// when its phase B comes, where a whole-fabric sweep between the phases would have
+// evicted them (a 64 x 64 fabric's state is larger than a core's L2 cache).
+void Simulator::run_rows_interleaved(uint64_t t, bool slow_links) {
+  std::swap(sender_rows_prev_, sender_rows_now_);
+  sender_rows_now_.clear();
+  rows_b_.clear();
+  const int rows = fabric_.rows();
+  // Rows that get phase B this cycle are stamped with `mark = t`.
+  auto need_b = [&](int r) {
+    if (r >= 0 && r < rows) rows_[static_cast<size_t>(r)].mark = t;
+  };
+  if (slow_links) {  // wavelets sent last cycle on 2-cycle links arrive now
+    for (int r : sender_rows_prev_) {
+      for (int q = r - 1; q <= r + 1; ++q) need_b(q);
+    }
+  }
+  int next_b = 0;  // rows below this one have had their phase B (or need none)
+  auto phase_b_below = [&](int limit) {
+    for (; next_b < limit; ++next_b) {
+      RowState& rs = rows_[static_cast<size_t>(next_b)];
+      if (rs.mark != t) continue;
+      rows_b_.push_back(next_b);
+      row_phase_b(next_b, t);
+      if (rs.counters.error) rethrow_first_error(rows_b_);
+    }
+  };
+  for (int r : rows_a_) {
+    phase_b_below(r - 1);  // rows below r - 1 have every sender done
+    row_phase_a(r, t);
+    RowState& rs = rows_[static_cast<size_t>(r)];
+    if (rs.counters.error) rethrow_first_error(rows_a_);
+    need_b(r);
+    if (rs.sent) {
+      sender_rows_now_.push_back(r);
+      need_b(r - 1);
+      need_b(r + 1);
+    }
+    phase_b_below(r);  // row r - 1's senders (r - 2, r - 1, r) are done
+  }
+  phase_b_below(rows);
+}
+
 RunResult Simulator::run(uint64_t max_cycles) {
   if (broken_) {
     throw WaferError("this wafer stopped mid-cycle after an error; build a new one to run again");
@@ -143,8 +234,6 @@ RunResult Simulator::run(uint64_t max_cycles) {
   }
   const bool slow_links = fabric_.topology().has_diagonals() &&
                           fabric_.topology().diag_hop_cycles == 2;
-  std::vector<int>& sender_rows_now = sender_rows_now_;
-  std::vector<int>& sender_rows_prev = sender_rows_prev_;
   uint64_t idle_for = 0;
   bool& in_flight = in_flight_;  // wavelets on 2-cycle links, arriving next cycle
   while (result.cycles < max_cycles) {
@@ -153,40 +242,13 @@ RunResult Simulator::run(uint64_t max_cycles) {
       break;
     }
     const uint64_t t = cycle_;
-    for_rows(rows_a_, [&](int r) { row_phase_a(r, t); });
-    rethrow_first_error(rows_a_);
-
-    // Phase B runs on active rows and on the rows their wavelets go to.
-    std::swap(sender_rows_prev, sender_rows_now);
-    sender_rows_now.clear();
-    rows_b_.clear();
-    auto add_row = [&](int r) {
-      if (r < 0 || r >= fabric_.rows()) return;
-      RowState& rs = rows_[static_cast<size_t>(r)];
-      if (rs.mark != t) {
-        rs.mark = t;
-        rows_b_.push_back(r);
-      }
-    };
-    auto add_targets_of = [&](int r) {
-      int sources[5];
-      int n = 0;
-      collect_source_rows(r, sources, n);  // the relation is symmetric
-      for (int i = 0; i < n; ++i) add_row(sources[i]);
-    };
-    for (int r : rows_a_) {
-      add_row(r);
-      if (rows_[static_cast<size_t>(r)].sent) {
-        sender_rows_now.push_back(r);
-        add_targets_of(r);
-      }
+    // One thread, and no loop links (row 0 would need the last row's phase A): the
+    // rows' phases interleave (see run_rows_interleaved); else two sweeps.
+    if (!fabric_.topology().loop && serial()) {
+      run_rows_interleaved(t, slow_links);
+    } else {
+      run_rows_in_sweeps(t, slow_links);
     }
-    if (slow_links) {
-      for (int r : sender_rows_prev) add_targets_of(r);
-    }
-    std::sort(rows_b_.begin(), rows_b_.end());
-    for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
-    rethrow_first_error(rows_b_);
 
     // Merge this cycle's counters (in row order) and find next cycle's active rows.
     uint64_t moves = 0, progress = 0, slow = 0;
@@ -210,6 +272,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     if (moves + progress > 0) {
       idle_for = 0;
     } else if (++idle_for >= watchdog_) {
+      fabric_.latch_endpoint_stalls();  // packet mode latches them only here (see below)
       throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for) +
                               " cycles (watchdog) at cycle " + std::to_string(cycle_) +
                               " with " + std::to_string(queued_) +
@@ -218,6 +281,9 @@ RunResult Simulator::run(uint64_t max_cycles) {
     }
   }
   if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
+  // The packet-mode cycle loop reads its host ports' stall bits directly: latch them for
+  // whoever looks at the routers between runs.
+  fabric_.latch_endpoint_stalls();
   result.parallel_phases = parallel_phases_;
 
   for (RowState& rs : rows_) {

@@ -1,6 +1,7 @@
 // The cycle loop: runs phase A then phase B of the cycle contract (docs/fabric.md) over the
-// rows of the fabric, in parallel with OpenMP, touching only routers that have work (the
-// active set), and watches for lack of progress [0306].
+// rows of the fabric, in parallel with OpenMP (in one thread, each row's phase B follows
+// the phase A of the row above), touching only routers that have work (the active set),
+// and watches for lack of progress [0306].
 //
 // Determinism: in each phase a router writes only its own state and reads only what other
 // routers wrote in the other phase, and each row's lists are built from state alone, so
@@ -71,6 +72,11 @@ class Simulator {
   void row_phase_a(int row, uint64_t t);
   void row_phase_b(int row, uint64_t t);
   void collect_source_rows(int row, int* out, int& n) const;
+  // This cycle's phase A and B on every row that needs them (see simulator.cpp).
+  void run_rows_in_sweeps(uint64_t t, bool slow_links);
+  void run_rows_interleaved(uint64_t t, bool slow_links);
+  // True when this cycle's phases run in one thread.
+  bool serial() const;
   void rethrow_first_error(const std::vector<int>& rows);
   template <class F>
   void for_rows(const std::vector<int>& rows, F&& f);

@@ -219,14 +219,7 @@ RunResult Wafer::run(uint64_t max_cycles) {
 }
 
 void Wafer::reset_counters() {
-  fabric_.reset_sent_counts();
-  for (uint32_t id = 0; id < fabric_.router_count(); ++id) {
-    Router& rt = fabric_.router(id);
-    rt.enqueued = 0;
-    rt.occupancy_sum = 0;
-    rt.occupancy_max = 0;
-    fabric_.for_each_slot(id, [](QueueSlot& s) { s.forwarded = 0; });
-  }
+  fabric_.reset_counters();
   counters_since_ = sim_.cycle();
 }
 

@@ -1,0 +1,64 @@
+#include "wafersim/fabric/cycle_faults.hpp"
+
+#include <exception>
+#include <string>
+
+#include "wafersim/errors.hpp"
+#include "wafersim/fabric/fabric.hpp"
+
+namespace wafersim::fabric {
+
+void fail_enqueue(CycleCounters& counters, EnqueueFault f, const Topology& t, uint32_t id,
+                  const Wavelet& w, Dir from, Dir other, bool packet, unsigned key) {
+  const std::string here = "router " + router_name(t, id);
+  const std::string color = std::to_string(w.color);
+  switch (f) {
+    case EnqueueFault::no_route:
+      counters.fail(std::make_exception_ptr(RouteError(
+          "a wavelet of color " + color + " arrived at " + here + " from " + dir_name(from) +
+          ", but color " + color + " has no route there")));
+      return;
+    case EnqueueFault::not_a_source:
+      counters.fail(std::make_exception_ptr(RouteError(
+          "a wavelet of color " + color + " arrived at " + here + " from " + dir_name(from) +
+          ", which is not a source (Src) of that color there")));
+      return;
+    case EnqueueFault::two_sources:
+      // One buffer per color: only one source may be active at a time [0302].
+      counters.fail(std::make_exception_ptr(RouteError(
+          "two wavelets of color " + color + " arrived at " + here + " in the same cycle, from " +
+          dir_name(other) + " and from " + dir_name(from) +
+          ": a color has one active source at a time [0302]")));
+      return;
+    case EnqueueFault::overflow:
+      counters.fail(std::make_exception_ptr(WaferError(
+          "internal error (please report): queue of " + std::string(packet ? "port " : "color ") +
+              std::to_string(key) + " overflowed at " + here,
+          ErrorCategory::internal)));
+      return;
+  }
+}
+
+void fail_offer(CycleCounters& counters, const Topology& t, uint32_t id, Dir port,
+                unsigned color, int colors) {
+  const std::string where = std::string("the ") + (port == kRamp ? "on-ramp" : "edge port ") +
+                            (port == kRamp ? "" : dir_name(port)) + " of router " +
+                            router_name(t, id);
+  if (color >= static_cast<unsigned>(colors)) {
+    counters.fail(std::make_exception_ptr(RouteError(
+        "a wavelet of color " + std::to_string(color) + " was offered on " + where +
+        ", but only colors 0.." + std::to_string(colors - 1) + " enter the fabric")));
+  } else {
+    counters.fail(std::make_exception_ptr(WaferError(
+        "internal error (please report): an endpoint offered color " + std::to_string(color) +
+            " on " + where + " while the router stalls it",
+        ErrorCategory::internal)));
+  }
+}
+
+void fail_missing_endpoint(CycleCounters& counters) {
+  counters.fail(std::make_exception_ptr(WaferError(
+      "internal error (please report): delivery to a missing endpoint", ErrorCategory::internal)));
+}
+
+}  // namespace wafersim::fabric

@@ -2,9 +2,9 @@
 //
 // The cycle contract is the one of fabric_cycle.cpp: in phase A each output direction's
 // scheduler picks one head its receiver does not stall (stall bits from the end of the
-// previous cycle) [0318]-[0320], copies it into the output register and posts it on the
-// arrival board; in phase B arrivals and the on-ramp offer are enqueued [0317], the
-// off-ramp is delivered, and the stall bits are recomputed [0333].
+// previous cycle) [0318]-[0320] and copies it into the output register; in phase B
+// arrivals and the on-ramp offer are enqueued [0317], the off-ramp is delivered, and the
+// stall bits are recomputed [0333].
 //
 // Packet mode allows less than color routing, and this pass is written for exactly that:
 // a queue per input port (a port takes at most one wavelet per cycle, so two sources never
@@ -26,11 +26,13 @@
 // - the off-ramp is delivered in phase A, right after the host port's step, not in phase
 //   B: a host port's accept() touches only what its own next step and the end of the
 //   cycle read, so it sees the same sequence either way, with the same cycle stamps;
-// - every cycle touches one cache line of a Router: the host ports are in a compact array
-//   of their own, on-ramp offers are flagged in the row's LinkSends block, the host port's
-//   stall bits are read from it (the Simulator latches them into the Router when a run
-//   ends), and router traversals and link counts are derived from the queues
-//   (Fabric::router_traversals, Fabric::sent_count): only off-ramp sends are counted.
+// - a cycle touches one cache line of a Router and none of its host port unless the port
+//   acts: what the loop needs of the port is in a compact array (Fabric::PacketHost; the
+//   port is stepped only from the cycle HostPort::quiet_until names), on-ramp offers are
+//   flagged in the row's LinkSends block, the port's stall bits are read from the port
+//   (the Simulator latches them into the Router when a run ends), and router traversals
+//   and link counts are derived from the queues (Fabric::router_traversals,
+//   Fabric::sent_count): only off-ramp sends are counted.
 #include <bit>
 
 #include "wafersim/fabric/cycle_faults.hpp"

@@ -247,3 +247,16 @@ def test_packet_mode_refuses_a_host_port_on_an_edge_port():
     w = ws.Wafer(4, 4, mode="packets")
     with pytest.raises(ws.ConfigError, match="ramps only: router \\(1, 0\\) port W"):
         w.set_sink((1, -1), capacity=1)
+
+
+def test_packet_host_port_waiting_for_a_late_release_is_progress_not_deadlock():
+    # The packet-mode loop skips a host port's cycles while it only waits for a release
+    # (HostPort::quiet_until); waiting must still count as progress for the watchdog, and
+    # an idle port as none (docs/decisions.md, "Watchdog").
+    w = ws.Wafer(4, 4, mode="packets", watchdog=100)
+    w.inject((0, 0), 0, data=[7], dest=[(3, 2)], cycle=[250])
+    s = w.run()
+    assert s.quiescent and s.delivered == 1
+    a = w.collect()
+    assert a.arrived[0] == 250 + 5 + 1  # released at 250, 5 hops, one cycle per router
+    assert w.run(50).cycles == 0        # nothing left: quiescent at once

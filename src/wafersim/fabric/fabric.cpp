@@ -237,7 +237,10 @@ void Fabric::attach(uint32_t id, Dir port, RampEndpoint* endpoint) {
     routers_[id].ramp.endpoint = endpoint;
     routers_[id].ramp.host = dynamic_cast<HostPort*>(endpoint);
     if (endpoint) routers_[id].ramp.stall_in = endpoint->stall_to_router();
-    if (config_.packet_mode) packet_hosts_[id] = PacketHost{routers_[id].ramp.host};
+    if (config_.packet_mode) {
+      packet_hosts_[id].host = routers_[id].ramp.host;
+      refresh_packet_wake(id);
+    }
     return;
   }
   const int r = static_cast<int>(id / static_cast<uint32_t>(cols()));
@@ -318,14 +321,16 @@ void Fabric::reset_counters() {
   }
 }
 
+void Fabric::refresh_packet_wake(uint32_t id) {
+  const HostPort* const host = packet_hosts_[id].host;
+  packet_hosts_[id].wake = host == nullptr || host->idle() ? kNever : 0;
+}
+
 void Fabric::latch_endpoint_stalls() {
   for (Router& rt : routers_) {
     if (rt.ramp.endpoint) rt.ramp.stall_in = rt.ramp.endpoint->stall_to_router();
   }
-  for (PacketHost& h : packet_hosts_) {
-    h.wake = 0;  // the next cycle steps it and learns the rest
-    h.idle = h.host == nullptr || h.host->idle();
-  }
+  for (uint32_t id = 0; id < packet_hosts_.size(); ++id) refresh_packet_wake(id);
   for (auto& [key, a] : edges_) {
     if (a.endpoint) a.stall_in = a.endpoint->stall_to_router();
   }

@@ -190,11 +190,14 @@ class Fabric {
   // reads it for every router on every cycle, and the port itself only when it acts.
   struct PacketHost {
     HostPort* host = nullptr;
-    uint64_t wake = 0;     // step() before this cycle can only wait
-    bool waiting = false;  // ... and then reports progress (wavelets pending)
-    bool idle = true;      // HostPort::idle() since its last step
+    // Before this cycle step() only waits for a release, reporting progress; kNever: the
+    // port is idle (HostPort::quiet_until), so it has no work and reports none.
+    uint64_t wake = kNever;
   };
   std::vector<PacketHost> packet_hosts_;
+  // Sets router `id`'s wake from its host port: kNever when idle, else 0 (the next cycle
+  // steps the port and learns when it next acts).
+  void refresh_packet_wake(uint32_t id);
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).

@@ -209,7 +209,7 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
       // cycle: the ramp queue's. A cycle on which it can only wait is not stepped.
       if (host == nullptr) continue;  // nothing can go to the ramp then: it is blocked
       if (cycle_ < ph.wake) {
-        progress += ph.waiting;
+        progress += ph.wake != kNever;  // waiting for a release, unless idle
         if (to_ramp == nullptr) continue;
       } else {
         const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
@@ -232,8 +232,6 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
         host->accept(*to_ramp, cycle_);
       }
       ph.wake = host->quiet_until(cycle_ + 1);
-      ph.waiting = host->pending() != 0;
-      ph.idle = host->idle();
     }
   }
   counters_.moves += moves;
@@ -338,7 +336,7 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
       bool has_work = rt.busy != 0;
       if (HostPort* const host = hosts[id].host) {
         host->finish_cycle(cycle_);  // a host port's is empty: its port line is not read
-        has_work = has_work || !hosts[id].idle;
+        has_work = has_work || hosts[id].wake != kNever;  // not idle
       }
       rt.occupancy_sum += rt.queued;
       if (rt.queued > rt.occupancy_max) rt.occupancy_max = rt.queued;

@@ -54,8 +54,9 @@ class alignas(64) HostPort final : public RampEndpoint {
   bool idle() const override { return pending_ == 0 && (drain_period_ == 0 || held_any_ == 0); }
   // For the packet-mode cycle loop, which skips step() on cycles where it could only wait
   // for a release: the first cycle from `cycle` on at which step() may offer or change
-  // anything (kNever: not before the host pushes more). Until then step() reports
-  // progress exactly when wavelets are pending. Holds until step(), accept() or push().
+  // anything; kNever exactly when idle() holds (not before the host pushes more). Before a
+  // finite one, wavelets are pending and step() reports progress. Holds until step(),
+  // accept() or push().
   uint64_t quiet_until(uint64_t cycle) const {
     if (drain_period_ > 0 && held_any_ != 0) return cycle;  // a sink drains
     if (pending_ == 0) return kNoRelease;

@@ -41,7 +41,7 @@ class LinkSends {
   // Phase A: the block of `row` for `cycle`, cleared and stamped. The bits of direction d
   // (kRamp: on-ramp offers) start at word d * words().
   uint64_t* begin_row(int row, uint64_t cycle) {
-    uint64_t* block = this->block(row, cycle);
+    uint64_t* block = &blocks_[offset(row, cycle)];
     block[0] = cycle;
     for (size_t i = 1; i <= kPorts * words_; ++i) block[i] = 0;
     return block + 1;
@@ -50,7 +50,7 @@ class LinkSends {
   // Phase B: the routers of `row` that sent toward `d` in `cycle`, or nullptr when the row
   // did not run phase A in that cycle.
   const uint64_t* sent(int row, uint64_t cycle, Dir d) const {
-    const uint64_t* block = const_cast<LinkSends*>(this)->block(row, cycle);
+    const uint64_t* block = &blocks_[offset(row, cycle)];
     return block[0] == cycle ? block + 1 + static_cast<size_t>(d) * words_ : nullptr;
   }
 
@@ -58,9 +58,9 @@ class LinkSends {
   static constexpr size_t kLineWords = 64 / sizeof(uint64_t);
   static constexpr uint64_t kNoCycle = ~uint64_t{0};
 
-  uint64_t* block(int row, uint64_t cycle) {
+  size_t offset(int row, uint64_t cycle) const {
     const size_t set = static_cast<size_t>(cycle & (sets_ - 1));
-    return &blocks_[first_ + (set * rows_ + static_cast<size_t>(row)) * stride_];
+    return first_ + (set * rows_ + static_cast<size_t>(row)) * stride_;
   }
 
   size_t words_ = 0;

@@ -260,3 +260,37 @@ def test_packet_host_port_waiting_for_a_late_release_is_progress_not_deadlock():
     a = w.collect()
     assert a.arrived[0] == 250 + 5 + 1  # released at 250, 5 hops, one cycle per router
     assert w.run(50).cycles == 0        # nothing left: quiescent at once
+
+
+def test_packet_host_port_with_several_colors_and_a_second_batch_keeps_zero_load_timing():
+    # The packet-mode loop fetches a host port's next FIFO and wavelet into cache ahead of
+    # its step (HostPort::next_reads); a later push adds a color and moves the FIFOs, so
+    # those addresses go stale. Only speed may depend on them: every wavelet, whatever its
+    # color or batch, still leaves at its release and arrives one cycle per router later.
+    src = (1, 1)
+    rng = np.random.default_rng(5)
+
+    def batch(first_release, colors):
+        n = 12
+        release = first_release + 3 * np.arange(n)  # distinct: one offer per cycle
+        dest = [(int(r), int(c)) for r, c in rng.integers(0, 6, size=(n, 2))]
+        color = rng.choice(colors, size=n)
+        return release, dest, color
+
+    w = ws.Wafer(6, 6, mode="packets")
+    expected = []
+    for first, colors, run_to in ((2, [0, 3], 20), (40, [1, 3, 5], None)):
+        release, dest, color = batch(first, colors)
+        for k in range(len(release)):
+            w.inject(src, int(color[k]), data=[len(expected)], dest=[dest[k]],
+                     cycle=[int(release[k])])
+            hops = abs(dest[k][0] - src[0]) + abs(dest[k][1] - src[1])
+            expected.append((int(color[k]), int(release[k]) + hops + 1))
+        if run_to is None:
+            assert w.run().quiescent
+        else:
+            w.run(run_to - w.cycle)
+    a = w.collect()
+    got = sorted(zip(np.asarray(a.data).tolist(), np.asarray(a.color).tolist(),
+                     np.asarray(a.arrived).tolist()))
+    assert [(c, t) for _, c, t in got] == expected

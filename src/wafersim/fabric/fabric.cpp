@@ -122,6 +122,7 @@ Fabric::Fabric(const FabricConfig& config)
     queues_.compact(routers_);
     link_sends_.resize(t.rows, t.cols, static_cast<int>(out_sets_));
     packet_hosts_.assign(routers_.size(), PacketHost{});
+    packet_wake_.assign(routers_.size(), kNever);
     packet_slots_.assign(routers_.size(), 0);
     for (uint32_t id = 0; id < routers_.size(); ++id) {
       const Router& rt = routers_[id];
@@ -322,8 +323,12 @@ void Fabric::reset_counters() {
 }
 
 void Fabric::refresh_packet_wake(uint32_t id) {
-  const HostPort* const host = packet_hosts_[id].host;
-  packet_hosts_[id].wake = host == nullptr || host->idle() ? kNever : 0;
+  PacketHost& ph = packet_hosts_[id];
+  const HostPort* const host = ph.host;
+  packet_wake_[id] = host == nullptr || host->idle() ? kNever : 0;
+  const HostPort::NextReads next = host ? host->next_reads() : HostPort::NextReads{};
+  ph.fifo = next.fifo;
+  ph.wavelet = next.wavelet;
 }
 
 void Fabric::latch_endpoint_stalls() {

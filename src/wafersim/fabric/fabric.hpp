@@ -185,18 +185,23 @@ class Fabric {
   // Packet mode: per router, the slot position of each input direction's queue, 4 bits per
   // direction (the queues never change, so the cycle loop looks positions up).
   std::vector<uint64_t> packet_slots_;
-  // Packet mode: each router's host port on the ramp, with what the cycle loop needs of it
-  // on the cycles it only waits (HostPort::quiet_until), in one compact array: the loop
-  // reads it for every router on every cycle, and the port itself only when it acts.
+  // Packet mode: each router's host port on the ramp, and what the cycle loop needs of it
+  // on the cycles it only waits (HostPort::quiet_until), in compact arrays: the loop reads
+  // the wake cycle of every router on every cycle, the rest only when the port acts, and
+  // the port itself only then.
   struct PacketHost {
     HostPort* host = nullptr;
-    // Before this cycle step() only waits for a release, reporting progress; kNever: the
-    // port is idle (HostPort::quiet_until), so it has no work and reports none.
-    uint64_t wake = kNever;
+    // What the port's next step will read besides the port (HostPort::next_reads): the
+    // cycle loop fetches it into cache ahead of time.
+    const void* fifo = nullptr;
+    const void* wavelet = nullptr;
   };
   std::vector<PacketHost> packet_hosts_;
+  // Per router: before this cycle its host port's step() only waits for a release,
+  // reporting progress; kNever: no port, or an idle one (no work, no progress).
+  std::vector<uint64_t> packet_wake_;
   // Sets router `id`'s wake from its host port: kNever when idle, else 0 (the next cycle
-  // steps the port and learns when it next acts).
+  // steps the port and learns when it next acts); and its read-ahead addresses.
   void refresh_packet_wake(uint32_t id);
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of

@@ -32,8 +32,15 @@
 //   flagged in the row's LinkSends block, the port's stall bits are read from the port
 //   (the Simulator latches them into the Router when a run ends), and router traversals
 //   and link counts are derived from the queues (Fabric::router_traversals,
-//   Fabric::sent_count): only off-ramp sends are counted.
+//   Fabric::sent_count): only off-ramp sends are counted;
+// - what the loop will read from far away is fetched ahead (prefetch hints, which change
+//   no result): the lines of the host ports that step this cycle, whose addresses the
+//   loop keeps next to their wake cycles, before the row's routers; the queue entries of
+//   the active router two places on;
+// - an arrival's hop is counted while it is copied, in registers (copy_with_one_more_hop).
 #include <bit>
+#include <cstddef>
+#include <cstring>
 
 #include "wafersim/fabric/cycle_faults.hpp"
 #include "wafersim/fabric/fabric.hpp"
@@ -53,6 +60,18 @@
 #endif
 
 namespace wafersim::fabric {
+
+// `to` = `from` with one more hop, computed in registers. Bumping the field of a copy in
+// memory, or of the entry right after copying into it, makes the CPU read a 16-byte store
+// back in part, which it cannot forward: a stall of a dozen cycles on every arrival.
+// (Hops cannot carry into `dest`: packet routes are minimal, well under 65535 hops.)
+[[gnu::always_inline]] inline void copy_with_one_more_hop(Wavelet& to, const Wavelet& from) {
+  static_assert(offsetof(Wavelet, hops) == 12 && std::endian::native == std::endian::little);
+  uint64_t halves[2];
+  std::memcpy(halves, &from, sizeof halves);
+  halves[1] += uint64_t{1} << 32;  // hops is bits 32-47 of the second half
+  std::memcpy(&to, halves, sizeof halves);
+}
 
 template <int kCapacity>
 class Fabric::PacketRowPass : RowFrame {
@@ -85,6 +104,8 @@ class Fabric::PacketRowPass : RowFrame {
     const int tail = static_cast<int>(head + count);
     return static_cast<unsigned>(tail - (capacity_ & -static_cast<int>(tail >= capacity_)));
   }
+  // kHop: the wavelet crossed a link (counted in the queue entry, see enqueue).
+  template <bool kHop>
   void enqueue(uint32_t id, int col, const Wavelet& w, Dir from);
 
   const uint64_t* const packet_slots_;
@@ -117,7 +138,21 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
   }
   Router* const routers = routers_;
   PacketHost* const hosts = f.packet_hosts_.data();
+  uint64_t* const wake = f.packet_wake_.data();
   const uint64_t* const stall_out = stall_out_;
+
+  // The host ports that step this cycle read a chain of lines, each found from the one
+  // before (port, FIFO, wavelet; then the Router's ramp line for the offer), mostly from
+  // memory: fetch them all now, long before the loop reaches those routers.
+  for (uint32_t id = row_base_, end = row_base_ + static_cast<uint32_t>(t.cols); id < end; ++id) {
+    if (wake[id] > cycle_) continue;
+    const PacketHost& ph = hosts[id];
+    __builtin_prefetch(ph.host);
+    __builtin_prefetch(reinterpret_cast<const char*>(ph.host) + 64);
+    __builtin_prefetch(ph.fifo);
+    __builtin_prefetch(ph.wavelet);
+    __builtin_prefetch(&routers[id].ramp);
+  }
 
   uint64_t moves = 0, progress = 0, slow_used = 0;
   int64_t queued_delta = 0;
@@ -128,9 +163,18 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
       const uint64_t col_bit = m & -m;
       const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
       const uint32_t id = row_base_ + static_cast<uint32_t>(col);
+      // The queue entries two active routers on: the heads read below are far enough
+      // from anything read recently that they come from L2 or beyond.
+      if (const uint64_t ahead = (m & (m - 1)) & ((m & (m - 1)) - 1)) {
+        const uint32_t a = row_base_ + static_cast<uint32_t>(wi * 64) +
+                           static_cast<uint32_t>(std::countr_zero(ahead));
+        const char* const e = reinterpret_cast<const char*>(
+            entries_ + static_cast<size_t>(routers[a].slot_base) * static_cast<size_t>(cap));
+        __builtin_prefetch(e);
+        __builtin_prefetch(e + 64);
+        __builtin_prefetch(e + 128);
+      }
       Router& rt = routers[id];
-      PacketHost& ph = hosts[id];
-      HostPort* const host = ph.host;
       DirMask ports = 0;
       const Wavelet* to_ramp = nullptr;  // what goes on the off-ramp this cycle
       uint64_t busy = rt.busy;
@@ -149,6 +193,7 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
           if (o != kRamp) [[likely]] {
             blocked = (stall_out[static_cast<int64_t>(id) + delta[o]] >> (o ^ 1)) & 1u;
           } else {
+            const HostPort* const host = hosts[id].host;
             blocked = host == nullptr ||
                       ((host->stall_to_router() >> entries[i * cap + s.head].color) & 1u);
           }
@@ -206,15 +251,22 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
       }
 
       // The host port's cycle; it sees the router's stall toward the ramp of the previous
-      // cycle: the ramp queue's. A cycle on which it can only wait is not stepped.
-      if (host == nullptr) continue;  // nothing can go to the ramp then: it is blocked
-      if (cycle_ < ph.wake) {
-        progress += ph.wake != kNever;  // waiting for a release, unless idle
+      // cycle: the ramp queue's. A cycle on which it can only wait is not stepped. (Without
+      // a port, the wake cycle is kNever and nothing can go to the ramp: it is blocked.)
+      const uint64_t wake_cycle = wake[id];
+      if (cycle_ < wake_cycle) {
+        progress += wake_cycle != kNever;  // waiting for a release, unless idle
         if (to_ramp == nullptr) continue;
-      } else {
+      }
+      PacketHost& ph = hosts[id];
+      HostPort* const host = ph.host;
+      if (cycle_ >= wake_cycle) {
         const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
         Wavelet w;
         const RampStep step = host->step(cycle_, stall, w);
+        const HostPort::NextReads next = host->next_reads();
+        ph.fifo = next.fifo;
+        ph.wavelet = next.wavelet;
         progress += step.progressed;
         if (step.offered) {
           ++moves;
@@ -231,7 +283,7 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
         counters_.record_delivery(*to_ramp, cycle_);
         host->accept(*to_ramp, cycle_);
       }
-      ph.wake = host->quiet_until(cycle_ + 1);
+      wake[id] = host->quiet_until(cycle_ + 1);
     }
   }
   counters_.moves += moves;
@@ -244,6 +296,7 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
 // Into the queue of input port `from` of router `id` [0317]. A port takes one wavelet per
 // cycle, and its sender saw no stall [0333], so the queue has room.
 template <int kCapacity>
+template <bool kHop>
 [[gnu::always_inline]] inline void Fabric::PacketRowPass<kCapacity>::enqueue(uint32_t id, int col,
                                                                              const Wavelet& w,
                                                                              Dir from) {
@@ -256,8 +309,13 @@ template <int kCapacity>
     fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, w, from, from, true, from);
     return;
   }
-  entries_[static_cast<size_t>(index) * static_cast<size_t>(capacity_) +
-           ring_tail(s.head, count)] = w;
+  Wavelet& entry =
+      entries_[static_cast<size_t>(index) * static_cast<size_t>(capacity_) + ring_tail(s.head, count)];
+  if constexpr (kHop) {
+    copy_with_one_more_hop(entry, w);
+  } else {
+    entry = w;
+  }
   if (count == 0) {
     rt.busy |= uint64_t{1} << i;
     s.dest = routes_.next_mask(row_, col, w.dest);
@@ -299,9 +357,7 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
       for (; m; m &= m - 1) {
         const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
         const uint32_t id = row_base_ + static_cast<uint32_t>(col);
-        Wavelet w = regs[id];
-        ++w.hops;
-        enqueue(id, col, w, in);
+        enqueue<true>(id, col, regs[id], in);
         ++enqueued;
       }
     }
@@ -313,13 +369,14 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
       for (uint64_t m = offered[wi]; m; m &= m - 1) {
         const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
         const uint32_t id = row_base_ + static_cast<uint32_t>(col);
-        enqueue(id, col, routers_[id].ramp.offer, kRamp);
+        enqueue<false>(id, col, routers_[id].ramp.offer, kRamp);
         ++injected;
       }
     }
   }
 
   const PacketHost* const hosts = f.packet_hosts_.data();
+  const uint64_t* const wake = f.packet_wake_.data();
   uint32_t processed = 0;
   next_count = 0;
   for (size_t wi = 0; wi < words; ++wi) {
@@ -336,7 +393,7 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
       bool has_work = rt.busy != 0;
       if (HostPort* const host = hosts[id].host) {
         host->finish_cycle(cycle_);  // a host port's is empty: its port line is not read
-        has_work = has_work || hosts[id].wake != kNever;  // not idle
+        has_work = has_work || wake[id] != kNever;  // not idle
       }
       rt.occupancy_sum += rt.queued;
       if (rt.queued > rt.occupancy_max) rt.occupancy_max = rt.queued;

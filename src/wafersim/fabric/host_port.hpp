@@ -64,6 +64,25 @@ class alignas(64) HostPort final : public RampEndpoint {
   }
   std::string describe() const override;
 
+  // Where, beyond this object's first two cache lines, the next step() most likely reads:
+  // the FIFO of the earliest pending wavelet and that wavelet (nullptr: none pending). For
+  // callers that fetch them ahead of time; valid until the next push() or step().
+  struct NextReads {
+    const void* fifo = nullptr;
+    const void* wavelet = nullptr;
+  };
+  NextReads next_reads() const {
+    NextReads next;
+    uint64_t earliest = kNoRelease;
+    for (const ColorFifo& f : fifos_) {
+      if (!f.empty() && (next.fifo == nullptr || f.front().release < earliest)) {
+        earliest = f.front().release;
+        next = {&f, &f.front()};
+      }
+    }
+    return next;
+  }
+
  private:
   struct Pending {
     uint64_t release;

@@ -80,7 +80,7 @@ class Fabric::PacketRowPass : RowFrame {
       : RowFrame(f, row, cycle, counters),
         packet_slots_(f.packet_slots_.data()),
         routes_(f.packet_routes_),
-        capacity_(kCapacity ? kCapacity : f.capacity_),
+        runtime_capacity_(f.capacity_),
         threshold_(static_cast<unsigned>(f.stall_threshold())) {
     // Packet mode has no loop links (FabricConfig::validate): the steps are the same in
     // every row, and small enough for 32 bits (at most 256 x 256 routers).
@@ -94,15 +94,15 @@ class Fabric::PacketRowPass : RowFrame {
                                                 uint32_t& next_count);
 
  private:
-  // Ring-buffer steps of a queue of capacity_ entries.
+  // Ring-buffer steps of a queue of capacity() entries.
   unsigned ring_next(unsigned pos) const {
     if constexpr (kCapacity == 2) return pos ^ 1u;
-    return fabric::ring_next(pos, capacity_);
+    return fabric::ring_next(pos, capacity());
   }
   unsigned ring_tail(unsigned head, unsigned count) const {
     if constexpr (kCapacity == 2) return head ^ count;  // count is 0 or 1 here
     const int tail = static_cast<int>(head + count);
-    return static_cast<unsigned>(tail - (capacity_ & -static_cast<int>(tail >= capacity_)));
+    return static_cast<unsigned>(tail - (capacity() & -static_cast<int>(tail >= capacity())));
   }
   // kHop: the wavelet crossed a link (counted in the queue entry, see enqueue).
   template <bool kHop>
@@ -110,7 +110,9 @@ class Fabric::PacketRowPass : RowFrame {
 
   const uint64_t* const packet_slots_;
   const PacketRouteTable routes_;
-  const int capacity_;
+  const int runtime_capacity_;
+  // Entries per queue: a constant in the kCapacity = 2 build, so index arithmetic folds.
+  int capacity() const { return kCapacity ? kCapacity : runtime_capacity_; }
   const unsigned threshold_;  // a queue holding more stalls its source [0333]
   int32_t delta_[kNumDirs];   // router-id step across each link
 };
@@ -119,7 +121,7 @@ template <int kCapacity>
 WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const uint64_t* active) {
   Fabric& f = f_;
   const Topology& t = f.topology();
-  const int cap = capacity_;
+  const int cap = capacity();
   const unsigned threshold = threshold_;
   const DirMask slow_links =
       t.diag_hop_cycles == 2 ? static_cast<DirMask>(bit(kNE) | bit(kSW) | bit(kNW) | bit(kSE)) : 0;
@@ -305,12 +307,12 @@ template <bool kHop>
   const uint32_t index = rt.slot_base + i;
   QueueSlot& s = slots_[index];
   const unsigned count = s.count;
-  if (count >= static_cast<unsigned>(capacity_)) [[unlikely]] {
+  if (count >= static_cast<unsigned>(capacity())) [[unlikely]] {
     fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, w, from, from, true, from);
     return;
   }
   Wavelet& entry =
-      entries_[static_cast<size_t>(index) * static_cast<size_t>(capacity_) + ring_tail(s.head, count)];
+      entries_[static_cast<size_t>(index) * static_cast<size_t>(capacity()) + ring_tail(s.head, count)];
   if constexpr (kHop) {
     copy_with_one_more_hop(entry, w);
   } else {
@@ -375,7 +377,6 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
     }
   }
 
-  const PacketHost* const hosts = f.packet_hosts_.data();
   const uint64_t* const wake = f.packet_wake_.data();
   uint32_t processed = 0;
   next_count = 0;
@@ -390,11 +391,10 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
       // Stall when a queue holds more than depth-1 wavelets after this cycle [0333].
       stall_out_[id] = rt.over;
 
-      bool has_work = rt.busy != 0;
-      if (HostPort* const host = hosts[id].host) {
-        host->finish_cycle(cycle_);  // a host port's is empty: its port line is not read
-        has_work = has_work || wake[id] != kNever;  // not idle
-      }
+      // Work next cycle: wavelets queued, or a host port that is not idle (its wake cycle
+      // says so; kNever too when there is no port). A host port has nothing to do at the
+      // end of a cycle (HostPort::finish_cycle), so it is not read here.
+      const bool has_work = rt.busy != 0 || wake[id] != kNever;
       rt.occupancy_sum += rt.queued;
       if (rt.queued > rt.occupancy_max) rt.occupancy_max = rt.queued;
       if (has_work) {

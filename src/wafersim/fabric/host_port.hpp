@@ -50,6 +50,9 @@ class alignas(64) HostPort final : public RampEndpoint {
   // the common cycle of a port that has nothing released yet costs a few instructions.
   RampStep step(uint64_t cycle, ColorMask router_stall, Wavelet& offer) override;
   void accept(const Wavelet& w, uint64_t cycle) override;
+  // Nothing to do at the end of a cycle; the packet-mode cycle loop relies on it and does
+  // not call it.
+  void finish_cycle(uint64_t /*cycle*/) final {}
   ColorMask stall_to_router() const override { return full_; }
   bool idle() const override { return pending_ == 0 && (drain_period_ == 0 || held_any_ == 0); }
   // For the packet-mode cycle loop, which skips step() on cycles where it could only wait

@@ -145,11 +145,15 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
 
   // The host ports that step this cycle read a chain of lines, each found from the one
   // before (port, FIFO, wavelet; then the Router's ramp line for the offer), mostly from
-  // memory: fetch them all now, long before the loop reaches those routers.
+  // memory: fetch them now, long before the loop reaches those routers. Beyond the port's
+  // first line only where the router can take an offer (its ramp queue does not stall):
+  // a port that cannot offer reads no more (unless a release is due), and under heavy
+  // load most ports wait so, every cycle.
   for (uint32_t id = row_base_, end = row_base_ + static_cast<uint32_t>(t.cols); id < end; ++id) {
     if (wake[id] > cycle_) continue;
     const PacketHost& ph = hosts[id];
     __builtin_prefetch(ph.host);
+    if ((stall_out[id] >> kRamp) & 1u) continue;
     __builtin_prefetch(reinterpret_cast<const char*>(ph.host) + 64);
     __builtin_prefetch(ph.fifo);
     __builtin_prefetch(ph.wavelet);
@@ -266,11 +270,13 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
         const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
         Wavelet w;
         const RampStep step = host->step(cycle_, stall, w);
-        const HostPort::NextReads next = host->next_reads();
-        ph.fifo = next.fifo;
-        ph.wavelet = next.wavelet;
         progress += step.progressed;
         if (step.offered) {
+          // Only an offer moves a FIFO's front (between runs, pushes are caught by
+          // Fabric::latch_endpoint_stalls).
+          const HostPort::NextReads next = host->next_reads();
+          ph.fifo = next.fifo;
+          ph.wavelet = next.wavelet;
           ++moves;
           if (w.color >= colors || ((stall >> w.color) & 1u)) [[unlikely]] {
             fail_offer(counters_, t, id, kRamp, w.color, f.config_.colors);

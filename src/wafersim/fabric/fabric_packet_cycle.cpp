@@ -34,9 +34,9 @@
 //   and link counts are derived from the queues (Fabric::router_traversals,
 //   Fabric::sent_count): only off-ramp sends are counted;
 // - what the loop will read from far away is fetched ahead (prefetch hints, which change
-//   no result): the lines of the host ports that step this cycle, whose addresses the
-//   loop keeps next to their wake cycles, before the row's routers; the queue entries of
-//   the active router two places on;
+//   no result): before the row's routers, the lines of the host ports that step this
+//   cycle, whose addresses the loop keeps per router (Fabric::PacketHost); in the loop,
+//   the queue entries of the active router two places on;
 // - an arrival's hop is counted while it is copied, in registers (copy_with_one_more_hop).
 #include <bit>
 #include <cstddef>

@@ -69,7 +69,8 @@ class alignas(64) HostPort final : public RampEndpoint {
 
   // Where, beyond this object's first two cache lines, the next step() most likely reads:
   // the FIFO of the earliest pending wavelet and that wavelet (nullptr: none pending). For
-  // callers that fetch them ahead of time; valid until the next push() or step().
+  // callers that fetch them ahead of time; it changes only when a push() or an offer
+  // moves a FIFO, and a stale answer only costs a wasted fetch.
   struct NextReads {
     const void* fifo = nullptr;
     const void* wavelet = nullptr;

@@ -131,6 +131,16 @@ Fabric::Fabric(const FabricConfig& config)
         packet_slots_[id] |= uint64_t{rt.slot_index(d) - rt.slot_base} << (4 * d);
       }
     }
+    // The default queue (depth 2, no skid entry) fits the bit-plane pass.
+    use_planes_ = config_.queue_depth == 2 && capacity_ == 2;
+    if (use_planes_) {
+      DirMask dirs = bit(kRamp);
+      for (const Router& rt : routers_) dirs |= rt.links;
+      planes_.resize(t.rows, t.cols, dirs);
+      for (int i = 0; i < PacketRouteTable::kCases; ++i) {
+        planes_.route_case[i] = static_cast<int8_t>(planes_.index(packet_routes_.dir_of_case(static_cast<unsigned>(i))));
+      }
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/direction.hpp"
 #include "wafersim/fabric/link_sends.hpp"
+#include "wafersim/fabric/packet_planes.hpp"
 #include "wafersim/fabric/packet_routing.hpp"
 #include "wafersim/fabric/queue_arena.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
@@ -112,6 +113,14 @@ class Fabric {
   // Directions usable by routes at (r, c): links, ramp, border edge ports.
   DirMask usable_ports(int r, int c) const;
 
+  // --- a run: the simulator brackets its cycles with these ---------------------------
+  // Packet mode with the default queues keeps its queue state in bit planes while a run
+  // goes on (PacketPlanes): begin_run builds them from the queues, end_run writes them
+  // back (also after an error). Between the two, only the phases below may touch queues
+  // and routers. Elsewhere both do nothing.
+  void begin_run();
+  void end_run();
+
   // --- one row's part of each phase of a cycle ----------------------------------------
   // A row's routers as a bit set over its columns (bit c of word c / 64).
   size_t row_words() const { return arrivals_.words_per_row(); }
@@ -167,6 +176,10 @@ class Fabric {
   class RowPass;
   template <int kCapacity>
   class PacketRowPass;
+  class PlaneRowPass;
+  bool plane_phase_a_row(int row, uint64_t cycle, CycleCounters& counters);
+  uint32_t plane_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
+                             uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
   bool packet_phase_a_row(int row, const uint64_t* active, uint64_t cycle,
                           CycleCounters& counters);
   uint32_t packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
@@ -203,6 +216,13 @@ class Fabric {
   // Sets router `id`'s wake from its host port: kNever when idle, else 0 (the next cycle
   // steps the port and learns when it next acts); and its read-ahead addresses.
   void refresh_packet_wake(uint32_t id);
+  // Packet mode with queue depth 2 and no skid entry runs on bit planes (PacketPlanes);
+  // `planes_live_` while a run holds the state there.
+  bool use_planes_ = false;
+  bool planes_live_ = false;
+  PacketPlanes planes_;
+  void load_planes();
+  void store_planes();
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).

@@ -40,38 +40,13 @@
 // - an arrival's hop is counted while it is copied, in registers (copy_with_one_more_hop).
 #include <bit>
 #include <cstddef>
-#include <cstring>
 
 #include "wafersim/fabric/cycle_faults.hpp"
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/fabric/host_port.hpp"
-
-// The row loops come in two builds, chosen when the library loads: one for the baseline
-// x86-64 the package is compiled for, one for x86-64-v3 CPUs (2013 on), whose BMI
-// instructions shift by a variable, isolate and clear bits and count them in one
-// instruction each: about 8% fewer instructions here. Same results on both. Only where
-// GCC supports it and the address sanitizer (whose start-up the loader's choice
-// precedes) is off.
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && \
-    __GNUC__ >= 12 && !defined(__SANITIZE_ADDRESS__)
-#define WAFERSIM_X86_64_V3_CLONE [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define WAFERSIM_X86_64_V3_CLONE
-#endif
+#include "wafersim/fabric/packet_pass_common.hpp"
 
 namespace wafersim::fabric {
-
-// `to` = `from` with one more hop, computed in registers. Bumping the field of a copy in
-// memory, or of the entry right after copying into it, makes the CPU read a 16-byte store
-// back in part, which it cannot forward: a stall of a dozen cycles on every arrival.
-// (Hops cannot carry into `dest`: packet routes are minimal, well under 65535 hops.)
-[[gnu::always_inline]] inline void copy_with_one_more_hop(Wavelet& to, const Wavelet& from) {
-  static_assert(offsetof(Wavelet, hops) == 12 && std::endian::native == std::endian::little);
-  uint64_t halves[2];
-  std::memcpy(halves, &from, sizeof halves);
-  halves[1] += uint64_t{1} << 32;  // hops is bits 32-47 of the second half
-  std::memcpy(&to, halves, sizeof halves);
-}
 
 template <int kCapacity>
 class Fabric::PacketRowPass : RowFrame {
@@ -417,6 +392,7 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PacketRowPass<kCapacity>::receive_all(
 
 bool Fabric::packet_phase_a_row(int row, const uint64_t* active, uint64_t cycle,
                                 CycleCounters& counters) {
+  if (planes_live_) return plane_phase_a_row(row, cycle, counters);
   if (capacity_ == 2) return PacketRowPass<2>(*this, row, cycle, counters).send_all(active);
   return PacketRowPass<0>(*this, row, cycle, counters).send_all(active);
 }
@@ -424,6 +400,7 @@ bool Fabric::packet_phase_a_row(int row, const uint64_t* active, uint64_t cycle,
 uint32_t Fabric::packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
                                     uint64_t cycle, CycleCounters& counters,
                                     uint32_t& next_count) {
+  if (planes_live_) return plane_phase_b_row(row, active, next_active, cycle, counters, next_count);
   if (capacity_ == 2) {
     return PacketRowPass<2>(*this, row, cycle, counters)
         .receive_all(active, next_active, next_count);

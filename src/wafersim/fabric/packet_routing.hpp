@@ -57,6 +57,13 @@ class PacketRouteTable {
   [[gnu::always_inline]] DirMask next_mask(int r, int c, uint16_t dest) const {
     return masks_[index(r, c, dest)];
   }
+  // The answers come in nine cases, by the signs of the offsets: the case of a wavelet,
+  // and the direction of each case (for callers that tabulate something else per case).
+  [[gnu::always_inline]] static unsigned case_of(int r, int c, uint16_t dest) {
+    return index(r, c, dest);
+  }
+  Dir dir_of_case(unsigned i) const { return dirs_[i]; }
+  static constexpr int kCases = 9;
 
  private:
   // sign(d) + 1 for the offsets d = -255..255, at d + 255.

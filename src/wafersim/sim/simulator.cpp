@@ -229,6 +229,13 @@ RunResult Simulator::run(uint64_t max_cycles) {
   parallel_phases_ = 0;
   fabric_.latch_endpoint_stalls();
   rebuild_active();
+  // The fabric may keep its state in a form of its own while the cycles run; it writes it
+  // back however the run ends.
+  fabric_.begin_run();
+  struct EndRun {
+    fabric::Fabric& f;
+    ~EndRun() { f.end_run(); }
+  } end_run{fabric_};
   for (RowState& rs : rows_) {
     rs.counters = fabric::CycleCounters{};
   }
@@ -272,6 +279,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     if (moves + progress > 0) {
       idle_for = 0;
     } else if (++idle_for >= watchdog_) {
+      fabric_.end_run();  // the report reads the routers
       fabric_.latch_endpoint_stalls();  // packet mode latches them only here (see below)
       throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for) +
                               " cycles (watchdog) at cycle " + std::to_string(cycle_) +

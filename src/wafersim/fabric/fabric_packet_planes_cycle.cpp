@@ -52,7 +52,7 @@ class Fabric::PlaneRowPass : RowFrame {
                                                 uint32_t& next_count);
 
  private:
-  template <bool kHop>
+  template <bool kCopy>
   uint64_t enqueue(int k, const uint64_t* arrive, const Wavelet* from);
 
   PacketPlanes& p_;
@@ -162,12 +162,26 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
   // Each picked head goes into the output register (or to the off-ramp), and the wavelet
   // behind it, if any, becomes the head and is routed [0318]. Everything the loop reads
   // is in locals: its stores to the planes could otherwise alias them.
-  Wavelet* to_ramp[kMaxPacketSide];
-  Wavelet* out[kMaxDirs];
-  for (int o = 0; o < n; ++o) {
-    out[o] = p.dir(o) == kRamp ? nullptr : &f.out_[f.out_index(0, cycle_, p.dir(o))];
-  }
+  // A link's wavelet goes straight into the receiver's queue, at its tail as of the end of
+  // the last cycle (the tail plane): the receiver had room [0333], and its own dequeue this
+  // cycle does not move the tail (one wavelet: the head and the tail swap places; none:
+  // nothing to dequeue). Phase B then finds it there.
   Wavelet* const entries = p.entries.data();
+  Wavelet* to_ramp[kMaxPacketSide];
+  Wavelet* into[kMaxDirs];             // per output: receiver queues, by this row's router id
+  uint64_t into_tail[kMaxDirs][kMaxWords];  // per output: the receivers' tails, by column
+  for (unsigned s = scheduled; s; s &= s - 1) {
+    const int o = std::countr_zero(s);
+    const Dir od = p.dir(o);
+    if (od == kRamp) {
+      into[o] = nullptr;
+      continue;
+    }
+    const int k = p.index(opposite(od));
+    into[o] = entries + 2 * (static_cast<int64_t>(p.at(k, 0)) + f.link_delta_[od]);
+    const uint64_t* const tail = p.tail(row_ + drow(od), k);
+    for (size_t wi = 0; wi < words; ++wi) into_tail[o][wi] = shifted_word(tail, wi, words, dcol(od));
+  }
   uint32_t* const forwarded = p.forwarded.data();
   uint32_t* const queued = p.queued.data();
   size_t want_offset[PacketRouteTable::kCases];
@@ -182,7 +196,8 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
       const uint32_t word_base = row_base_ + static_cast<uint32_t>(wi * 64);
       for (unsigned s = scheduled; s; s &= s - 1) {
         const int o = std::countr_zero(s);
-        Wavelet* const to = out[o];
+        Wavelet* const to = into[o];
+        const uint64_t to_tail = into_tail[o][wi];
         for (uint64_t m = picks[o][k][wi]; m; m &= m - 1) {
           const unsigned pos = static_cast<unsigned>(std::countr_zero(m));
           const uint32_t id = word_base + pos;
@@ -190,17 +205,18 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
           Wavelet* const queue = entries + 2 * sk;
           const unsigned h = (head >> pos) & 1u;
           if (to != nullptr) [[likely]] {
-            to[id] = queue[h];
+            copy_with_one_more_hop(to[2 * size_t{id} + ((to_tail >> pos) & 1u)], queue[h]);
           } else {
             to_ramp[id - row_base_] = &queue[h];  // stays there until phase B enqueues
           }
           ++forwarded[sk];
           --queued[id];
-          // The next head's route; read even when the queue held one (the other entry is
-          // then a stale wavelet, and the bit is not set).
+          // The next head's route, from the other entry if the queue held two, else from
+          // this head again (the other entry may be a sender's to write), and not marked.
+          const unsigned second = (two >> pos) & 1u;
           const int col = static_cast<int>(id - row_base_);
-          const unsigned c = PacketRouteTable::case_of(row_, col, queue[h ^ 1u].dest);
-          want[want_offset[c]] |= ((two >> pos) & 1u) << pos;
+          const unsigned c = PacketRouteTable::case_of(row_, col, queue[h ^ second].dest);
+          want[want_offset[c]] |= uint64_t{second} << pos;
           ++sends;
         }
       }
@@ -209,7 +225,7 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
   bool links_used = false;
   for (unsigned s = scheduled; s; s &= s - 1) {
     const int o = std::countr_zero(s);
-    if (out[o] == nullptr) continue;
+    if (into[o] == nullptr) continue;
     uint64_t* const bits = sent_bits + static_cast<size_t>(p.dir(o)) * words;
     for (size_t wi = 0; wi < words; ++wi) {
       bits[wi] = sent[o][wi];
@@ -279,10 +295,11 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
   return links_used;
 }
 
-// Into the queue of input k [0317] of the routers set in `arrive`, each from[id]: a port
-// takes one wavelet per cycle and its sender saw no stall [0333], so the queue has room.
-// kHop: the wavelet crossed a link. Returns how many entered.
-template <bool kHop>
+// Into the queue of input k [0317] of the routers set in `arrive`: a port takes one
+// wavelet per cycle and its sender saw no stall [0333], so the queue has room. kCopy: the
+// wavelet is from[id]; else its sender already wrote it at the tail. Returns how many
+// entered.
+template <bool kCopy>
 [[gnu::always_inline]] inline uint64_t Fabric::PlaneRowPass::enqueue(int k, const uint64_t* arrive,
                                                                      const Wavelet* from) {
   PacketPlanes& p = p_;
@@ -302,8 +319,8 @@ template <bool kHop>
       const Dir in = p.dir(k);
       const uint32_t id = row_base_ + static_cast<uint32_t>(wi * 64) +
                           static_cast<uint32_t>(std::countr_zero(m & two[wi]));
-      fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, from[id], in, in, true,
-                   in);
+      const Wavelet& w = kCopy ? from[id] : p.queue(k, id)[(head[wi] >> (id - row_base_) % 64) & 1u];
+      fail_enqueue(counters_, EnqueueFault::overflow, f_.topology(), id, w, in, in, true, in);
       m &= ~two[wi];
     }
     // In locals: the stores to the planes could otherwise alias them.
@@ -315,15 +332,11 @@ template <bool kHop>
       const uint32_t id = word_base + pos;
       const uint64_t held = (had_one >> pos) & 1u;
       Wavelet& entry = entries[2 * (k_base + id) + (((heads >> pos) & 1u) ^ held)];
-      const Wavelet& w = from[id];
-      if constexpr (kHop) {
-        copy_with_one_more_hop(entry, w);
-      } else {
-        entry = w;
-      }
+      if constexpr (kCopy) entry = from[id];
       ++queued[id];
       // A new head: its route [0318].
-      const unsigned c = PacketRouteTable::case_of(row_, static_cast<int>(id - row_base_), w.dest);
+      const unsigned c =
+          PacketRouteTable::case_of(row_, static_cast<int>(id - row_base_), entry.dest);
       want[want_offset[c]] |= (held ^ 1u) << pos;
     }
     two[wi] |= m & one[wi];
@@ -354,24 +367,26 @@ WAFERSIM_X86_64_V3_CLONE uint32_t Fabric::PlaneRowPass::receive_all(const uint64
     if (from_row < 0 || from_row >= t.rows) continue;
     const uint64_t* const sent = f.link_sends_.sent(from_row, cycle_, o);
     if (sent == nullptr) continue;
-    // The senders' output registers (receiver id + the step of link `in` = sender id).
-    const Wavelet* const regs = &f.out_[f.out_index(0, cycle_, o)] + f.link_delta_[in];
     uint64_t arrive[kMaxWords];
     for (size_t wi = 0; wi < words; ++wi) {
       arrive[wi] = shifted_word(sent, wi, words, -dcol(o));
       received[wi] |= arrive[wi];
     }
-    enqueued += enqueue<true>(k, arrive, regs);
+    enqueued += enqueue<false>(k, arrive, nullptr);  // the senders wrote them
   }
   // The on-ramp offers of phase A of this cycle.
   uint64_t injected = 0;
   if (const uint64_t* const offered = f.link_sends_.sent(row_, cycle_, kRamp)) {
-    injected = enqueue<false>(p.index(kRamp), offered, p.offers.data());
+    injected = enqueue<true>(p.index(kRamp), offered, p.offers.data());
   }
 
   // Stall where a queue holds more than depth-1 = 1 wavelets after this cycle [0333].
   for (int k = 0; k < n; ++k) {
-    for (size_t wi = 0; wi < words; ++wi) p.stall(row_, k)[wi] = p.has_two(row_, k)[wi];
+    for (size_t wi = 0; wi < words; ++wi) {
+      const uint64_t one = p.has_one(row_, k)[wi], two = p.has_two(row_, k)[wi];
+      p.stall(row_, k)[wi] = two;
+      p.tail(row_, k)[wi] = p.head(row_, k)[wi] ^ (one & ~two);
+    }
   }
   // Work next cycle: wavelets queued, or a host port that is not idle.
   uint32_t processed = 0;

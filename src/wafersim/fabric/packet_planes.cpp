@@ -53,6 +53,7 @@ void Fabric::load_planes() {
         if (s.count >= 1) set_bit(p.has_one(r, k), c);
         if (s.count >= 2) set_bit(p.has_two(r, k), c);
         if (s.head) set_bit(p.head(r, k), c);
+        if (s.head ^ (s.count == 1)) set_bit(p.tail(r, k), c);
         if (s.count) set_bit(p.want(r, p.index(first_dir(s.dest)), k), c);
         if ((stall_out_[id] >> d) & 1u) set_bit(p.stall(r, k), c);
       }

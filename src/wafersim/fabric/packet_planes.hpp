@@ -9,6 +9,8 @@
 //   has_one[k]  the queue holds at least one wavelet;   has_two[k]  it holds two;
 //   head[k]     its ring-buffer head position;          stall[k]    has_two at the end of
 //               the last phase B, what the neighbours read in phase A [0317], [0333];
+//   tail[k]     where the next wavelet enters, as of the end of the last phase B: a
+//               sender writes it there directly, in its phase A (see the pass);
 //   want[o][k]  its head goes to output o next (the Dest of the head, [0318]);
 //   last[o][k]  output o's scheduler picked queue k last (the round-robin pointer, [0320]);
 // and per row: live (the host port is not idle), ramp_open (a host port without a sink
@@ -46,7 +48,7 @@ class PacketPlanes {
       dirs_[count_++] = d;
     }
     words_ = static_cast<size_t>((cols + 63) / 64);
-    const size_t planes = static_cast<size_t>(4 * count_ + 2 * count_ * count_ + 3);
+    const size_t planes = static_cast<size_t>(5 * count_ + 2 * count_ * count_ + 3);
     stride_ = (planes * words_ + kLineWords - 1) / kLineWords * kLineWords;
     data_.assign(static_cast<size_t>(rows) * stride_ + kLineWords, 0);
     const auto addr = reinterpret_cast<uintptr_t>(data_.data());
@@ -73,13 +75,14 @@ class PacketPlanes {
   uint64_t* has_two(int row, int k) { return plane(row, count_ + k); }
   uint64_t* head(int row, int k) { return plane(row, 2 * count_ + k); }
   uint64_t* stall(int row, int k) { return plane(row, 3 * count_ + k); }
-  uint64_t* want(int row, int o, int k) { return plane(row, 4 * count_ + o * count_ + k); }
+  uint64_t* tail(int row, int k) { return plane(row, 4 * count_ + k); }
+  uint64_t* want(int row, int o, int k) { return plane(row, 5 * count_ + o * count_ + k); }
   uint64_t* last(int row, int o, int k) {
-    return plane(row, 4 * count_ + count_ * count_ + o * count_ + k);
+    return plane(row, 5 * count_ + count_ * count_ + o * count_ + k);
   }
-  uint64_t* live(int row) { return plane(row, 4 * count_ + 2 * count_ * count_); }
-  uint64_t* ramp_open(int row) { return plane(row, 4 * count_ + 2 * count_ * count_ + 1); }
-  uint64_t* ramp_limited(int row) { return plane(row, 4 * count_ + 2 * count_ * count_ + 2); }
+  uint64_t* live(int row) { return plane(row, 5 * count_ + 2 * count_ * count_); }
+  uint64_t* ramp_open(int row) { return plane(row, 5 * count_ + 2 * count_ * count_ + 1); }
+  uint64_t* ramp_limited(int row) { return plane(row, 5 * count_ + 2 * count_ * count_ + 2); }
 
   // Per routing case (PacketRouteTable::case_of): the compact direction it sends to.
   int8_t route_case[9] = {};

@@ -171,6 +171,11 @@ void bind_fabric(py::module_& root) {
       })
       .def_property_readonly("pending_injections", &Wafer::pending_injections)
       // running
+      .def("set_packet_bit_planes",
+           [](Wafer& w, bool on) { return w.fabric().set_packet_bit_planes(on); },
+           "Packet mode: run on the bit-plane pass where it applies (the default), or on the "
+           "general pass. Same results; for tests that compare the two. Returns whether the "
+           "bit-plane pass is now in use.")
       .def("run",
            [](Wafer& w, uint64_t max_cycles) {
              sim::RunResult r;

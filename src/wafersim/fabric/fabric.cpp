@@ -132,8 +132,8 @@ Fabric::Fabric(const FabricConfig& config)
       }
     }
     // The default queue (depth 2, no skid entry) fits the bit-plane pass.
-    use_planes_ = config_.queue_depth == 2 && capacity_ == 2;
-    if (use_planes_) {
+    planes_fit_ = use_planes_ = config_.queue_depth == 2 && capacity_ == 2;
+    if (planes_fit_) {
       DirMask dirs = bit(kRamp);
       for (const Router& rt : routers_) dirs |= rt.links;
       planes_.resize(t.rows, t.cols, dirs);

@@ -120,6 +120,10 @@ class Fabric {
   // and routers. Elsewhere both do nothing.
   void begin_run();
   void end_run();
+  // Packet mode: whether runs use the bit-plane pass where it applies (default) or the
+  // general one; the same results either way (tests compare them). Between runs only.
+  // Returns whether the bit-plane pass is now in use.
+  bool set_packet_bit_planes(bool on);
 
   // --- one row's part of each phase of a cycle ----------------------------------------
   // A row's routers as a bit set over its columns (bit c of word c / 64).
@@ -219,6 +223,7 @@ class Fabric {
   // Packet mode with queue depth 2 and no skid entry runs on bit planes (PacketPlanes);
   // `planes_live_` while a run holds the state there.
   bool use_planes_ = false;
+  bool planes_fit_ = false;  // the configuration allows the bit-plane pass
   bool planes_live_ = false;
   PacketPlanes planes_;
   void load_planes();

@@ -79,20 +79,23 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
   // reads, fetched now, long before the loop below reaches them; see fabric_packet_cycle.cpp.
   uint64_t due[kMaxWords] = {};
   for (int col = 0; col < t.cols; ++col) {
-    const uint32_t id = row_base_ + static_cast<uint32_t>(col);
-    const uint64_t wake_cycle = wake[id];
-    if (wake_cycle > cycle_) {
-      progress += wake_cycle != kNever;  // waiting for a release, unless idle
-      continue;
+    const uint64_t wake_cycle = wake[row_base_ + static_cast<uint32_t>(col)];
+    // Waiting for a release is progress; an idle port (kNever) makes none.
+    progress += (wake_cycle > cycle_) & (wake_cycle != kNever);
+    due[col >> 6] |= uint64_t{wake_cycle <= cycle_} << (col & 63);
+  }
+  for (size_t wi = 0; wi < words; ++wi) {
+    for (uint64_t m = due[wi]; m; m &= m - 1) {
+      const unsigned pos = static_cast<unsigned>(std::countr_zero(m));
+      const uint32_t id = row_base_ + static_cast<uint32_t>(wi * 64 + pos);
+      const PacketHost& ph = hosts[id];
+      __builtin_prefetch(ph.host);
+      if ((ramp_stall[wi] >> pos) & 1u) continue;
+      __builtin_prefetch(reinterpret_cast<const char*>(ph.host) + 64);
+      __builtin_prefetch(ph.fifo);
+      __builtin_prefetch(ph.wavelet);
+      __builtin_prefetch(&p.offers[id]);
     }
-    due[col >> 6] |= uint64_t{1} << (col & 63);
-    const PacketHost& ph = hosts[id];
-    __builtin_prefetch(ph.host);
-    if ((ramp_stall[col >> 6] >> (col & 63)) & 1u) continue;
-    __builtin_prefetch(reinterpret_cast<const char*>(ph.host) + 64);
-    __builtin_prefetch(ph.fifo);
-    __builtin_prefetch(ph.wavelet);
-    __builtin_prefetch(&p.offers[id]);
   }
 
   // Every output's scheduler at once, from the stall bits of the end of last cycle.

@@ -3,6 +3,7 @@
 
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/fabric/host_port.hpp"
+#include "wafersim/errors.hpp"
 
 namespace wafersim::fabric {
 
@@ -31,6 +32,12 @@ void Fabric::end_run() {
   if (!planes_live_) return;
   store_planes();
   planes_live_ = false;
+}
+
+bool Fabric::set_packet_bit_planes(bool on) {
+  if (planes_live_) throw WaferError("set_packet_bit_planes: not while a run is going on");
+  use_planes_ = on && planes_fit_;
+  return use_planes_;
 }
 
 void Fabric::load_planes() {

@@ -1,4 +1,7 @@
-// One row's share of a cycle in packet mode (NoC studies, docs/fabric.md "Packet mode").
+// One row's share of a cycle in packet mode (NoC studies, docs/fabric.md "Packet mode"):
+// the general pass, for any queue depth. The default queues (depth 2, no skid entry) run
+// on the bit-plane pass instead (fabric_packet_planes_cycle.cpp), which tests compare
+// with this one.
 //
 // The cycle contract is the one of fabric_cycle.cpp: in phase A each output direction's
 // scheduler picks one head its receiver does not stall (stall bits from the end of the

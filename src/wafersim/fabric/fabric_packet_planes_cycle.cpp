@@ -8,8 +8,10 @@
 // stalls (the neighbouring row's stall plane, shifted by the link's column step)
 // [0318]-[0320], [0333], give each router's candidates; the round-robin pick among them
 // [0320] is a prefix scan over the input directions. Only moving a wavelet and routing a
-// new head are done per wavelet. Phase B enqueues arrivals the same way, one input
-// direction at a time over the whole row, and its stall bits are the "holds two" planes.
+// new head are done per wavelet. A link's wavelet is written into the receiver's queue
+// in phase A (see below why that is the same cycle); phase B counts the arrivals into the
+// planes one input direction at a time over the whole row, and its stall bits are the
+// "holds two" planes.
 //
 // It computes exactly what the general pass computes (the same sends, in the same cycles,
 // with the same round-robin pointers); tests compare both passes on the same traffic.

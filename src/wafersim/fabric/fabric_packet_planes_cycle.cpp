@@ -164,13 +164,14 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
     scheduled |= 1u << o;
   }
 
-  // Each picked head goes into the output register (or to the off-ramp), and the wavelet
-  // behind it, if any, becomes the head and is routed [0318]. Everything the loop reads
-  // is in locals: its stores to the planes could otherwise alias them.
-  // A link's wavelet goes straight into the receiver's queue, at its tail as of the end of
-  // the last cycle (the tail plane): the receiver had room [0333], and its own dequeue this
-  // cycle does not move the tail (one wavelet: the head and the tail swap places; none:
-  // nothing to dequeue). Phase B then finds it there.
+  // Each picked head leaves its queue, and the wavelet behind it, if any, becomes the head
+  // and is routed [0318]. A head bound for the off-ramp stays in its entry (to_ramp points at
+  // it) until the host section below delivers it. A head bound for a link goes straight into
+  // the receiver's queue, at its tail as of the end of the last cycle (the tail plane): the
+  // receiver had room [0333], and its own dequeue this cycle does not move the tail (one
+  // wavelet: the head and the tail swap places; none: nothing to dequeue). Phase B then finds
+  // it there. Everything the loop reads is in locals: its stores to the planes could
+  // otherwise alias them.
   Wavelet* const entries = p.entries.data();
   Wavelet* to_ramp[kMaxPacketSide];
   Wavelet* into[kMaxDirs];             // per output: receiver queues, by this row's router id

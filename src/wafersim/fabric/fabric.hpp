@@ -212,6 +212,8 @@ class Fabric {
     // cycle loop fetches it into cache ahead of time.
     const void* fifo = nullptr;
     const void* wavelet = nullptr;
+    // The port's step at `cycle` under `stall` (packet_pass_common.hpp; both packet passes).
+    RampStep step(uint64_t cycle, ColorMask stall, Wavelet& w);
   };
   std::vector<PacketHost> packet_hosts_;
   // Per router: before this cycle its host port's step() only waits for a release,

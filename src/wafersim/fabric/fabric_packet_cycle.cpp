@@ -247,14 +247,9 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PacketRowPass<kCapacity>::send_all(const u
       if (cycle_ >= wake_cycle) {
         const ColorMask stall = ((stall_out[id] >> kRamp) & 1u) ? ~ColorMask{0} : 0;
         Wavelet w;
-        const RampStep step = host->step(cycle_, stall, w);
+        const RampStep step = ph.step(cycle_, stall, w);
         progress += step.progressed;
         if (step.offered) {
-          // Only an offer moves a FIFO's front (between runs, pushes are caught by
-          // Fabric::latch_endpoint_stalls).
-          const HostPort::NextReads next = host->next_reads();
-          ph.fifo = next.fifo;
-          ph.wavelet = next.wavelet;
           ++moves;
           if (w.color >= colors || ((stall >> w.color) & 1u)) [[unlikely]] {
             fail_offer(counters_, t, id, kRamp, w.color, f.config_.colors);

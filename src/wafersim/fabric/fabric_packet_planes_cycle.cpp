@@ -270,12 +270,9 @@ WAFERSIM_X86_64_V3_CLONE bool Fabric::PlaneRowPass::send_all() {
       if ((due[wi] >> pos) & 1u) {
         const ColorMask stall = ((ramp_stall[wi] >> pos) & 1u) ? ~ColorMask{0} : 0;
         Wavelet w;
-        const RampStep step = host->step(cycle_, stall, w);
+        const RampStep step = ph.step(cycle_, stall, w);
         progress += step.progressed;
         if (step.offered) {
-          const HostPort::NextReads next = host->next_reads();
-          ph.fifo = next.fifo;
-          ph.wavelet = next.wavelet;
           ++moves;
           if (w.color >= colors || ((stall >> w.color) & 1u)) [[unlikely]] {
             fail_offer(counters_, t, id, kRamp, w.color, f.config_.colors);

@@ -1,6 +1,6 @@
 // What both packet-mode row passes use (fabric_packet_cycle.cpp, the general one, and
-// fabric_packet_planes_cycle.cpp, the bit-plane one): their build for newer CPUs, and
-// the hop count of a wavelet crossing a link.
+// fabric_packet_planes_cycle.cpp, the bit-plane one): their build for newer CPUs, the hop
+// count of a wavelet crossing a link, and a host port's step.
 #pragma once
 
 #include <bit>
@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "wafersim/fabric/fabric.hpp"
+#include "wafersim/fabric/host_port.hpp"
 #include "wafersim/fabric/wavelet.hpp"
 
 // The row loops come in two builds, chosen when the library loads: one for the baseline
@@ -35,6 +37,19 @@ namespace wafersim::fabric {
   std::memcpy(halves, &from, sizeof halves);
   halves[1] += uint64_t{1} << 32;  // hops is bits 32-47 of the second half
   std::memcpy(&to, halves, sizeof halves);
+}
+
+// Only an offer moves a FIFO's front, so only then can the port's next reads change
+// (between runs, pushes are caught by Fabric::latch_endpoint_stalls).
+[[gnu::always_inline]] inline RampStep Fabric::PacketHost::step(uint64_t cycle, ColorMask stall,
+                                                                Wavelet& w) {
+  const RampStep step = host->step(cycle, stall, w);
+  if (step.offered) {
+    const HostPort::NextReads next = host->next_reads();
+    fifo = next.fifo;
+    wavelet = next.wavelet;
+  }
+  return step;
 }
 
 }  // namespace wafersim::fabric

@@ -25,6 +25,12 @@ from .wafer import RouterView, Wafer
 from .wafer_pes import WaferPE
 from . import noc
 from . import kernels
+from . import nn
+from . import mapping
+from .mapping import Plan
+from .mapping import map_model as map
+from . import train
+from .train import History, Trainer
 
 
 __version__ = _core.__version__
@@ -47,6 +53,13 @@ __all__ = [
     "layout",
     "noc",
     "kernels",
+    "nn",
+    "mapping",
+    "map",
+    "Plan",
+    "train",
+    "Trainer",
+    "History",
     "Wafer",
     "RouterView",
     "WaferPE",

@@ -1,0 +1,55 @@
+"""The fabric colors a mapping uses, by role (docs/training.md, "Colors").
+
+| role | what travels | where |
+|---|---|---|
+| A0, A1 | activations into a layer's rows (layer l reads A_{l%2}) | rows, west to east |
+| P0, P1 | forward partial sums toward a column's finalizer | columns, alternating by hop |
+| D | deltas down a column from its finalizer | columns, both ways |
+| H0, H1 | delta partial sums west along a row | rows, alternating by hop |
+| J0, J1 | a row's delta sums to the previous layer's finalizer (J_{l%2} leaves layer l); the targets into the last layer | rows, east to west |
+
+Nine colors, whatever the model's size: blocks are disjoint and the two-color roles
+alternate wherever two routes of one role would meet at a router. The finalizer reads its
+P colors with an asynchronous operation that names the color (SC), whose microthread
+entry is color & 7 [0362]; the two P colors land on the entries 4 and 7, and the J colors
+(read the same way) on entries that no other operation of a finalizer uses.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .task_ids import COLOR_ROLES, UT_FOR_J, UT_FREE_FOR_SC
+
+__all__ = ["allocate_colors"]
+
+
+def allocate_colors(fabric_colors: int, taken: set[int] = frozenset()) -> dict[str, int]:
+    """Role -> color, the lowest free colors that satisfy the entry rule for P0/P1.
+
+    ``taken``: colors already routed on routers the mapping will use. ConfigError when the
+    wafer has too few routable colors."""
+    free = [c for c in range(fabric_colors) if c not in taken]
+    need = len(COLOR_ROLES)
+    if len(free) < need:
+        raise ConfigError(f"the mapping needs {need} routable colors; this wafer has "
+                          f"{fabric_colors} ({len(taken)} of them already routed here): "
+                          f"use ws.Wafer(..., colors={max(need + len(taken), 9)}) or more")
+    out: dict[str, int] = {}
+    for role, entry in (("P0", UT_FREE_FOR_SC[0]), ("P1", UT_FREE_FOR_SC[1])):
+        pick = next((c for c in free if c & 7 == entry), None)
+        if pick is None:
+            raise ConfigError(f"no free color c with c % 8 == {entry} for the partial-sum "
+                              f"chain ({role}); this wafer has {fabric_colors} colors")
+        out[role] = pick
+        free.remove(pick)
+    for role in ("J0", "J1"):
+        pick = next((c for c in free if c & 7 in UT_FOR_J), None)
+        if pick is None:
+            raise ConfigError(f"no free color c with c % 8 in {UT_FOR_J} for the delta sums "
+                              f"({role}); this wafer has {fabric_colors} colors")
+        out[role] = pick
+        free.remove(pick)
+    for role in COLOR_ROLES:
+        if role not in out:
+            out[role] = free.pop(0)
+    return out

@@ -1,0 +1,730 @@
+"""The program of one PE of a mapped layer: assembly text for the CE ISA (docs/isa.md),
+generated from a :class:`PeSpec`. docs/training.md describes the dataflow; this module is
+its code.
+
+Every PE of layer l's block, PE (r, c), is a *worker*: it holds W[O_c, I_r] (stored
+transposed, one row of ``nout`` weights per input, followed by ``slots`` activation
+columns) and runs
+
+* ``f_act`` (FP, one task per nonzero activation of its row [0408]): stores a_i in the
+  sample's activation slot and adds a_i * W[O_c, i] to its forward partial sums;
+* ``f_close`` (the activation closeout [0411]): starts the partial-sum chain toward the
+  column's finalizer, an asynchronous operation that adds the sums arriving from one
+  neighbour to its own and passes them on [0412];
+* ``b_delta`` (DP + CP, one task per nonzero delta of its column [0409]): dpsum[I_r] +=
+  delta_j * W[j, I_r] (the delta pass, with the weights before this sample's update), then
+  the chain pass for column j: W[j, I_r] -= lr * delta_j * a[I_r] (SGD) or G[j, I_r] +=
+  delta_j * a[I_r] (accumulate);
+* ``b_close`` (the delta closeout [0420]): starts the delta partial-sum chain west along
+  its row.
+
+PE (c, c) is also the *finalizer* F_c of column c: it collects the column's partial sums,
+adds the bias, applies the activation [0493], keeps the result for the derivative of the
+backward pass, and sends the nonzero activations as sparse wavelets (value, neuron index)
+to the next layer's row c, then a closeout [0413]. In the backward pass it receives the
+delta partial sums of the next layer's row c (or, in the last layer, the targets), forms
+delta = sum * f'(a) (or the delta rule [0645]) and sends the nonzero deltas down its
+column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import task_ids as T
+
+__all__ = ["PeSpec", "pe_source"]
+
+
+@dataclass(frozen=True)
+class PeSpec:
+    """Everything that makes one PE's program."""
+
+    layer: int
+    last: bool              # the output layer
+    row: int                # in the block
+    col: int
+    rows: int
+    cols: int
+    i0: int                 # first input of I_r
+    nin: int
+    o0: int                 # first output of O_c
+    nout: int
+    activation: str
+    bias: bool
+    dtype: str              # "fp32" or "fp16"
+    slots: int              # samples in flight this PE can hold
+    n_out_layer: int        # outputs of the whole layer (the loss divides by it)
+    # colors
+    a_in: int               # activations into this row (a task color)
+    d_col: int              # deltas down this column (a task color)
+    p_out: int | None       # forward partial sums toward the finalizer (None at F)
+    p_in: int | None        # forward partial sums from the far neighbour (None at a chain start)
+    h_out: int | None       # delta partial sums west (None in layer 0)
+    h_in: int | None        # delta partial sums from the east (None at the east end)
+    a_out: int | None = None    # F: activations out
+    j_in: int | None = None     # F: delta partial sums of the next layer (or targets)
+    d_send: bool = False        # F: the column has other PEs to send deltas to
+    p_low: int | None = None    # F: partial sums from the rows below (None in row 0)
+    p_high: int | None = None   # F: partial sums from the rows above (None in the top row)
+
+    @property
+    def final(self) -> bool:
+        return self.row == self.col
+
+    @property
+    def has_dp(self) -> bool:
+        return self.layer > 0
+
+    @property
+    def esize(self) -> int:
+        return 4 if self.dtype == "fp32" else 2
+
+    @property
+    def row_bytes(self) -> int:
+        return (self.nout + self.slots) * self.esize
+
+
+def _fp_one(dtype: str) -> list[str]:
+    """r2(:r3) = 1.0 (a type-3 operand 0 pairs r2 with D[2] [0585])."""
+    if dtype == "fp32":
+        return ["        movi r2, 0", "        li r3, 0x3F80"]
+    return ["        li r2, 0x3C00"]
+
+
+def pe_source(s: PeSpec) -> str:
+    """Assembly text of the PE described by ``s``."""
+    E = s.esize
+    FX = "s" if s.dtype == "fp32" else "h"
+    MV = "mov32" if s.dtype == "fp32" else "mov16"
+    TY = s.dtype
+    K = s.slots
+    nin, nout = s.nin, s.nout
+    rowb = s.row_bytes
+    F = s.final
+    L: list[str] = []
+    add = L.append
+
+    def fab_in(name, color, length, *, ue=0, ac=0, sc=True, utid=0):
+        if sc:
+            return (f"{name}: .dsd fabric_in, length={length}, sw=1, sc=1, ch={color >> 3}, "
+                    f"utid={color & 7}, ue={ue}, ac={ac}")
+        return f"{name}: .dsd fabric_in, length={length}, sw=1, utid={utid}, ue={ue}, ac={ac}"
+
+    # ------------------------------------------------------------------ data
+    add(f"; layer {s.layer} PE ({s.row}, {s.col}) of {s.rows} x {s.cols}: inputs "
+        f"[{s.i0}, {s.i0 + nin}), outputs [{s.o0}, {s.o0 + nout}), {TY}, {K} slot(s)"
+        + ("; finalizer of its column" if F else ""))
+    add(".data")
+    add(f"d_wrow:   .dsd mem1d, base=w, length={nout}, stride={E}, wli=1")
+    add(f"d_wcol:   .dsd mem1d, base=w, length={nin}, stride={rowb}, wli=1")
+    add(f"d_fpsum:  .dsd mem1d, base=fpsum, length={nout}, stride={E}")
+    add(f"d_actst:  .dsd mem1d, base=w + {nout * E}, length=1, stride={E}, wli=1")
+    add(f"d_actz:   .dsd mem1d, base=w + {nout * E}, length={nin}, stride={rowb}, wli=1")
+    for k in range(K):
+        add(f"d_actc{k}:  .dsd mem1d, base=w + {(nout + k) * E}, length={nin}, stride={rowb}")
+    add(f"d_gcol:   .dsd mem1d, base=g, length={nin}, stride={nout * E}, wli=1")
+    add(f"d_gall:   .dsd mem1d, base=g, length={nin * nout}, stride={E}")
+    add(f"x_wall:   .xdsd mem4d, dims=({nout}, {nin}), strides=(unit, {rowb})")
+    add(f"d_wall:   .dsd mem4d, base=w, dims=({nout}, {nin}), xdsr=2")
+    if not F:
+        add(f"d_pout:   .dsd fabric_out, color={s.p_out}, length={nout}, sw=1, ue=1, "
+            f"utid={T.UT_PCHAIN}, ac={T.F_SENT}")
+        if s.p_in is not None:
+            add(fab_in("d_pin", s.p_in, nout))
+    if s.has_dp:
+        add(f"d_dpsum:  .dsd mem1d, base=dpsum, length={nin}, stride={E}")
+        add(f"d_hout:   .dsd fabric_out, color={s.h_out}, length={nin}, sw=1, ue=1, "
+            f"utid={T.UT_HCHAIN}, ac={T.H_SENT}")
+        if s.h_in is not None:
+            add(fab_in("d_hin", s.h_in, nin))
+    if F:
+        add(f"d_z:      .dsd mem1d, base=z, length={nout}, stride={E}")
+        if s.row > 0:
+            add(fab_in("d_plow", s.p_low, nout, ue=1, ac=T.FIN2))
+        if s.row < s.rows - 1:
+            add(fab_in("d_phigh", s.p_high, nout, ue=1, ac=T.FIN3))
+        if s.bias:
+            add(f"d_bias:   .dsd mem1d, base=bias, length={nout}, stride={E}")
+            add(f"d_gb:     .dsd mem1d, base=gb, length={nout}, stride={E}")
+        add(f"d_aw:     .dsd mem1d, base=aslots, length={nout}, stride={E}, wli=1")
+        add("d_flagw:  .dsd mem1d, base=v_flags, length=1, stride=2, wli=1")
+        add(f"d_aout:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, wli=1")
+        add(f"d_acl:    .dsd fabric_out, color={s.a_out}, length=1, sw=1, c=1, index={T.F_CLOSE}")
+        add(f"d_acle:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, c=1, "
+            f"index={T.F_CLOSE_END}")
+        add(f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}")
+        add(f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}")
+        add(fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN))
+        add(f"d_tot:    .dsd mem1d, base=tot, length={nout}, stride={E}")
+        add(f"d_fpr:    .dsd mem1d, base=fpr, length={nout}, stride={E}")
+        add(f"d_delta:  .dsd mem1d, base=delta, length={nout}, stride={E}")
+        if s.d_send:
+            add(f"d_dout:   .dsd fabric_out, color={s.d_col}, length=1, sw=1, wli=1")
+            add(f"d_dcl:    .dsd fabric_out, color={s.d_col}, length=1, sw=1, c=1, "
+                f"index={T.B_CLOSE}")
+            add(f"d_dcle:   .dsd fabric_out, color={s.d_col}, length=1, sw=1, c=1, "
+                f"index={T.B_CLOSE_END}")
+        if s.last:
+            add(f"d_lout:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, wli=1")
+    # variables: the first 512 bytes, where ld16 / st16 reach [0603]
+    add("v_mode:   .u16 0          ; bit 0: keep activations for a backward pass")
+    add("v_cpm:    .u16 0          ; chain pass: 0 = update W in place (SGD), 1 = accumulate G")
+    add("v_k:      .u16 1          ; samples in flight allowed now (<= slots)")
+    add("v_infl:   .u16 0          ; samples forwarded whose backward pass has not ended")
+    add("v_fpbusy: .u16 0          ; between the activation closeout and the chain's end")
+    add("v_bfull:  .u16 0          ; the mini-batch is complete: wait for its update")
+    add("v_flag:   .u16 0          ; the sample being forwarded ends a mini-batch")
+    add("v_bflag:  .u16 0          ; the sample being back-propagated ends a mini-batch")
+    add("v_gcnt:   .u16 0          ; samples accumulated into G since the last update")
+    add("v_fpsl:   .u16 0          ; forward slot index")
+    add("v_bpsl:   .u16 0          ; backward slot index")
+    add("v_n1:     .u16 1          ; update scale 1 applies to batches of v_n1 samples")
+    add("v_fpc:    .u16 0          ; FP control register value (config task)")
+    add("v_seed:   .u16 1          ; seed of the random-number resource (config task)")
+    add(f"c_i0:     .u16 {s.i0}")
+    add(f"c_rowb:   .u16 {rowb}")
+    add(f"c_o0:     .u16 {s.o0}")
+    add(f"c_oend:   .u16 {s.o0 + nout}")
+    if F:
+        add("v_flags:  .space u16, " + str(K) + "  ; per slot: the sample ends a mini-batch")
+        add("v_jcnt:   .u16 0          ; forward passes done whose backward pass has not started")
+        add("v_dpbusy: .u16 0          ; a backward pass is in progress here")
+    add(".align 4")
+    add(f"c_neglr:  .space {TY}, 1     ; -learning rate")
+    add(f"c_s1:     .space {TY}, 1     ; update scale for batches of v_n1 samples")
+    add(f"c_s2:     .space {TY}, 1     ; update scale for other batch sizes")
+    if F and s.last:
+        add(f"c_invn:   .space {TY}, 1     ; 1 / outputs (the loss)")
+        add(f"c_twon:   .space {TY}, 1     ; 2 / outputs (the delta rule of MSE)")
+    add(f"w:        .space {TY}, {nin * (nout + K)}")
+    add(f"g:        .space {TY}, {nin * nout}")
+    add(f"fpsum:    .space {TY}, {nout}")
+    if s.has_dp:
+        add(f"dpsum:    .space {TY}, {nin}")
+    if F:
+        add(f"z:        .space {TY}, {nout}")
+        if s.bias:
+            add(f"bias:     .space {TY}, {nout}")
+            add(f"gb:       .space {TY}, {nout}")
+        add(f"aslots:   .space {TY}, {K * nout}")
+        add(f"tot:      .space {TY}, {nout}")
+        add(f"fpr:      .space {TY}, {nout}")
+        add(f"delta:    .space {TY}, {nout}")
+    exports = ["w", "g", "fpsum", "v_mode", "v_cpm", "v_k", "v_infl", "v_gcnt", "v_n1", "v_fpc",
+               "v_seed",
+               "c_neglr", "c_s1", "c_s2"]
+    if s.has_dp:
+        exports.append("dpsum")
+    if F:
+        exports += ["aslots", "tot", "delta", "z"]
+        if s.bias:
+            exports += ["bias", "gb"]
+        if s.last:
+            exports += ["c_invn", "c_twon"]
+    add(".export " + ", ".join(exports))
+
+    # ------------------------------------------------------------------ code
+    add(".code")
+    add(f".task main, {T.MAIN}")
+    add(f".task f_act, {s.a_in}")
+    add(f".task f_close, {T.F_CLOSE}")
+    add(f".task f_close_end, {T.F_CLOSE_END}")
+    add(f".task b_delta, {s.d_col}")
+    add(f".task b_close, {T.B_CLOSE}")
+    add(f".task b_close_end, {T.B_CLOSE_END}")
+    add(f".task apply, {T.APPLY}")
+    add(f".task config, {T.CONFIG}")
+    add(f".task idle, {T.IDLE}")
+    if not F:
+        add(f".task f_sent, {T.F_SENT}")
+    if s.has_dp:
+        add(f".task h_sent, {T.H_SENT}")
+    if F:
+        if s.row > 0:
+            add(f".task fin2, {T.FIN2}")
+        if s.row < s.rows - 1:
+            add(f".task fin3, {T.FIN3}")
+        add(f".task j_first, {s.j_in}")
+        add(f".task j_read, {T.JREAD}")
+        add(f".task dfin, {T.DFIN}")
+
+    # --- main: constants into registers, the hot descriptors into DSRs ---------------
+    add("main:   ld16 r7, c_i0")
+    add("        ld16 r8, c_rowb")
+    add("        ld16 r9, c_o0")
+    add("        movi r10, 0")
+    add("        movi r11, 0")
+    add("        lds0wds S0[0], d_fpsum")
+    add("        lds1wds S1[0], d_wrow")
+    add("        lddwds  D[0], d_actst")
+    add("        lds1wds S1[1], d_wcol")
+    add("        lds0wds S0[2], d_wcol")
+    add("        lds1wds S1[2], d_actc0")
+    add("        lds0wds S0[3], d_gcol")
+    if s.has_dp:
+        add("        lds0wds S0[1], d_dpsum")
+    # colors read only by asynchronous operations never start tasks
+    if F:
+        add(f"        block {s.j_in}                    ; until a forward pass is done here")
+    for c in sorted({x for x in (s.p_in, s.h_in) if x is not None}
+                    | ({s.p_low} if F and s.row > 0 else set())
+                    | ({s.p_high} if F and s.row < s.rows - 1 else set())):
+        add(f"        block {c}")
+    add("config: ld16 r0, v_fpc")
+    add("        setfpc r0                      ; rounding of every FP result [0680]")
+    add("        ld16 r0, v_seed")
+    add("        seedrng r0                     ; this PE's random numbers [0668]")
+    add("        term")
+
+    # --- FP: f_act ---------------------------------------------------------------------
+    add("f_act:  sub16 r4, r4, r7               ; a_i in r2, i in r4 [0346]: local input")
+    add("        mul16 r4, r4, r8               ; its row of W")
+    add(f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]")
+    if K > 1:
+        add("        add16 r4, r4, r11              ; the sample's activation slot")
+    add(f"        {MV}.t D[0], r2                   ; keep a_i for the chain pass [0409]")
+
+    # --- FP: f_close -> partial-sum chain ------------------------------------------------
+    add("f_close_end:")
+    add("        movi r5, 1")
+    add("        jmp fc")
+    add("f_close:")
+    add("        movi r5, 0")
+    add("fc:     st16 r5, v_flag")
+    add("        movi r5, 1")
+    add("        st16 r5, v_fpbusy")
+    add(f"        block {s.a_in}                    ; this sample's sums are not sent yet")
+    add("        lds1wds S1[3], d_fpsum")
+    if not F:
+        add("        lddwds  D[4], d_pout")
+        if s.p_in is None:
+            add(f"        {MV}.t D[4], S1[3]              ; chain start: send my sums [0411]")
+        else:
+            add("        lds0wds S0[4], d_pin")
+            add(f"        fadd{FX}.t D[4], S0[4], S1[3]     ; add mine to the chain's and pass them on [0412]")
+        add("f_sent: lddwds  D[4], d_fpsum")
+        add(f"        {MV} D[4], #0                    ; clear the partial sums")
+        add("        jmp fp_end")
+    else:
+        add("        lddwds  D[4], d_z")
+        if s.row > 0:
+            add("        lds0wds S0[4], d_plow")
+            add(f"        fadd{FX}.t D[4], S0[4], S1[3]     ; z = (sums from below) + mine")
+        else:
+            add(f"        {MV} D[4], S1[3]                 ; z = mine")
+            if s.row < s.rows - 1:
+                add("        jmp fin2")
+            else:
+                add("        jmp fin3")
+        if s.row > 0:
+            add("fin2:")
+        if s.row < s.rows - 1:
+            if s.row == 0:
+                add("fin2:")
+            add("        lddwds  D[5], d_z")
+            add("        lds0wds S0[5], d_phigh")
+            add("        lds1wds S1[5], d_z")
+            add(f"        fadd{FX}.t D[5], S0[5], S1[5]     ; z += (sums from above)")
+        add("fin3:")
+        L.extend(_finalize_forward(s, FX, MV))
+    # --- FP end: slot and mini-batch bookkeeping, admission of the next sample ---------
+    L.extend(_fp_end(s, E, MV))
+
+    # --- DP + CP: b_delta -----------------------------------------------------------------
+    add("b_delta:                                ; delta_j in r2, j in r4")
+    L.extend(_delta_body(s, FX, E, inline=False))
+
+    # --- b_close -> delta partial-sum chain --------------------------------------------
+    add("b_close_end:")
+    add("        movi r5, 1")
+    add("        jmp bc")
+    add("b_close:")
+    add("        movi r5, 0")
+    add("bc:     st16 r5, v_bflag")
+    if s.has_dp:
+        add(f"        block {s.d_col}                   ; this sample's delta sums are not sent yet")
+        add("        lds1wds S1[4], d_dpsum")
+        add("        lddwds  D[6], d_hout")
+        if s.h_in is None:
+            add(f"        {MV}.t D[6], S1[4]              ; chain start: send my delta sums")
+        else:
+            add("        lds0wds S0[6], d_hin")
+            add(f"        fadd{FX}.t D[6], S0[6], S1[4]     ; add mine and pass them west")
+        add("h_sent: lddwds  D[6], d_dpsum")
+        add(f"        {MV} D[6], #0                    ; clear the delta sums")
+        add(f"        unblock {s.d_col}")
+    L.extend(_bp_end(s, E, MV, FX))
+
+    # --- apply: W += scale * G (the mean over the mini-batch), G = 0 -------------------
+    add("apply:  li r1, idle")
+    add("ap:     ld16 r5, v_gcnt")
+    add("        ld16 r0, v_n1")
+    add("        li r6, c_s1")
+    add("        eq16 r5, r0")
+    add("        bt ap1")
+    add("        li r6, c_s2")
+    add(f"ap1:    {MV} r2, [r6]")
+    add("        lds0wds S0[10], d_wall")
+    add("        ldxds   X[2], x_wall")
+    add("        lds1wds S1[10], d_gall")
+    add(f"        fmac{FX} S0[10], S0[10], S1[10]   ; W += G * scale [0618], [0623]")
+    add("        lddwds  D[10], d_gall")
+    add(f"        {MV} D[10], #0")
+    if F and s.bias:
+        add("        lds0wds S0[10], d_bias")
+        add("        lds1wds S1[10], d_gb")
+        add(f"        fmac{FX} S0[10], S0[10], S1[10]")
+        add("        lddwds  D[10], d_gb")
+        add(f"        {MV} D[10], #0")
+    add("        movi r5, 0")
+    add("        st16 r5, v_gcnt")
+    add("        jr r1")
+    add("idle:   term")
+
+    if F:
+        L.extend(_finalize_backward(s, FX, MV, E))
+    return "\n".join(L) + "\n"
+
+
+def _act(s: PeSpec, FX: str, MV: str, dst: str, src: str) -> list[str]:
+    a = s.activation
+    if a == "relu":
+        return [f"        relu{FX} {dst}, {src}"]
+    if a == "sigmoid":
+        return [f"        sigmoid{FX} {dst}, {src}"]
+    if a == "tanh":
+        return [f"        tanh{FX} {dst}, {src}"]
+    return [f"        {MV} {dst}, {src}"]
+
+
+def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
+    """fin3: every partial sum is in z. Bias, activation into the sample's slot, then the
+    nonzero activations and a closeout to the next layer (f_txact:tx [0413])."""
+    E = s.esize
+    L = []
+    add = L.append
+    if s.bias:
+        add("        lds0wds S0[11], d_z")
+        add("        lds1wds S1[11], d_bias")
+        add(f"        fadd{FX} S0[11], S0[11], S1[11]   ; z += b")
+    add("        ld16 r4, v_fpsl")
+    add(f"        li r5, {s.nout * E}")
+    add("        mul16 r4, r4, r5               ; the sample's slot of aslots")
+    add("        mov16 r12, r4")
+    add("        lddwds  D[11], d_aw")
+    add("        lds1wds S1[11], d_z")
+    L.extend(_act(s, FX, MV, "D[11]", "S1[11]"))
+    add("        lddwds  D[11], d_fpsum")
+    add(f"        {MV} D[11], #0                   ; clear the partial sums")
+    # transmit the nonzero activations, each with its neuron index [0408], [0424]
+    add("        li r6, aslots")
+    add("        add16 r6, r6, r12")
+    add("        mov16 r4, r9")
+    add("        ld16 r13, c_oend")
+    add("        lddwds  D[11], d_aout")
+    add("tx:     eq16 r4, r13")
+    add("        bt txc")
+    add(f"        {MV} r0, [r6]")
+    add(f"        addi r6, {E}")
+    add(f"        feq{FX} r0, #0")
+    add("        bt txn")
+    add(f"        {MV} D[11], r0                  ; (a_j, index j) to the next layer")
+    add("txn:    addi r4, 1")
+    add("        jmp tx")
+    add("txc:    ld16 r5, v_flag")
+    add("        eq16 r5, #0")
+    add("        bt txc0")
+    add("        lddwds  D[11], d_acle")
+    add("        jmp txc1")
+    add("txc0:   lddwds  D[11], d_acl")
+    add(f"txc1:   {MV} D[11], r0                  ; closeout [0413], [0419]")
+    add("        jmp fp_end")
+    return L
+
+
+def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
+    """After a sample's forward pass at this PE: without a backward pass (inference),
+    clear its activation slot and take the next sample; with one, keep the slot and take
+    the next sample only while slots are free and the mini-batch is not complete."""
+    K = s.slots
+    L = []
+    add = L.append
+    add("fp_end: movi r5, 0")
+    add("        st16 r5, v_fpbusy")
+    add("        ld16 r10, v_cpm")
+    add("        ld16 r5, v_mode")
+    add("        eq16 r5, #0")
+    add("        bf fpt")
+    add("        mov16 r4, r11")
+    add("        lddwds  D[11], d_actz")
+    add(f"        {MV} D[11], #0                   ; inference: clear the slot")
+    add(f"        unblock.t {s.a_in}")
+    add("fpt:    ld16 r5, v_infl")
+    add("        addi r5, 1")
+    add("        st16 r5, v_infl")
+    add("        ld16 r0, v_flag")
+    add("        st16 r0, v_bfull")
+    if s.final:
+        add("        ld16 r4, v_fpsl")
+        add("        add16 r4, r4, r4")
+        add("        lddwds  D[11], d_flagw")
+        add("        mov16 D[11], r0                ; remember for the delta closeout")
+        add("        ld16 r5, v_jcnt")
+        add("        addi r5, 1")
+        add("        st16 r5, v_jcnt")
+        add("        li r1, fpj")
+        add("        jmp jadmit                     ; its targets / delta sums may come in")
+        add("fpj:")
+    if K > 1:
+        add("        ld16 r4, v_fpsl")
+        add("        addi r4, 1")
+        add(f"        li r0, {K}")
+        add("        eq16 r4, r0")
+        add("        bf fps")
+        add("        movi r4, 0")
+        add("fps:    st16 r4, v_fpsl")
+        add(f"        li r0, {E}")
+        add("        mul16 r4, r4, r0")
+        add("        mov16 r11, r4                  ; next forward slot's offset")
+    add("        jmp admit")
+    # admit: unblock the activations when the next sample may start here
+    add("admit:  ld16 r0, v_fpbusy")
+    add("        eq16 r0, #0")
+    add("        bf adm0")
+    add("        ld16 r0, v_bfull")
+    add("        eq16 r0, #0")
+    add("        bf adm0")
+    add("        ld16 r0, v_infl")
+    add("        ld16 r5, v_k")
+    add("        lt16 r0, r5")
+    add("        bf adm0")
+    add(f"        unblock.t {s.a_in}")
+    add("adm0:   term")
+    return L
+
+
+def _delta_body(s: PeSpec, FX: str, E: int, inline: bool) -> list[str]:
+    """DP and CP for one delta delta_j (r2, index j in r4). The task version terminates;
+    the finalizer's inline version returns to its transmit loop."""
+    p = "i" if inline else ""
+    end = "jmp dtn" if inline else None
+    L = []
+    add = L.append
+    add("        sub16 r4, r4, r9")
+    add("        add16 r4, r4, r4")
+    if E == 4:
+        add("        add16 r4, r4, r4               ; column j of W")
+    if s.has_dp:
+        add(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
+    add("        eq16 r10, #0")
+    add(f"        bf {p}cpa")
+    add("        li r6, c_neglr")
+    add(f"        fmul{FX} r2, r2, [r6]             ; -lr * delta_j")
+    if end:
+        add(f"        fmac{FX} S0[2], S0[2], S1[2]      ; CP: W[j, I_r] += a * (-lr delta_j) [0617]")
+        add(f"        {end}")
+        add(f"{p}cpa:   fmac{FX} S0[3], S0[3], S1[2]      ; CP: G[j, I_r] += a * delta_j [0618]")
+        add(f"        {end}")
+    else:
+        add(f"        fmac{FX}.t S0[2], S0[2], S1[2]    ; CP: W[j, I_r] += a * (-lr delta_j) [0617]")
+        add(f"{p}cpa:   fmac{FX}.t S0[3], S0[3], S1[2]    ; CP: G[j, I_r] += a * delta_j [0618]")
+    return L
+
+
+def _bp_end(s: PeSpec, E: int, MV: str, FX: str) -> list[str]:
+    """After a sample's backward pass at this PE: clear and free its activation slot,
+    apply the mini-batch's update at its end, and admit the next sample."""
+    K = s.slots
+    L = []
+    add = L.append
+    add("bp_end: ld16 r4, v_bpsl")
+    add(f"        li r0, {E}")
+    add("        mul16 r4, r4, r0")
+    add("        lddwds  D[11], d_actz")
+    add(f"        {MV} D[11], #0                   ; clear the slot: only nonzeros are written")
+    if K > 1:
+        add("        ld16 r4, v_bpsl")
+        add("        addi r4, 1")
+        add(f"        li r0, {K}")
+        add("        eq16 r4, r0")
+        add("        bf bps")
+        add("        movi r4, 0")
+        add("bps:    st16 r4, v_bpsl")
+        # select the descriptor of the new slot: jump into a table of loads
+        add("        add16 r4, r4, r4")
+        add("        li r0, bpt")
+        add("        add16 r4, r4, r0")
+        add("        jr r4")
+        add("bpt:")
+        for k in range(K):
+            add(f"        lds1wds S1[2], d_actc{k}")
+            add("        jmp bpd")
+        add("bpd:")
+    if s.final:
+        add("        movi r5, 0")
+        add("        st16 r5, v_dpbusy")
+        add("        li r1, bpj")
+        add("        jmp jadmit")
+        add("bpj:")
+    add("        ld16 r5, v_infl")
+    add("        addi r5, -1")
+    add("        st16 r5, v_infl")
+    add("        ld16 r5, v_cpm")
+    add("        eq16 r5, #0")
+    add("        bt admit")
+    add("        ld16 r5, v_gcnt")
+    add("        addi r5, 1")
+    add("        st16 r5, v_gcnt")
+    add("        ld16 r5, v_bflag")
+    add("        eq16 r5, #0")
+    add("        bt admit")
+    add("        li r1, bpu")
+    add("        jmp ap                         ; end of the mini-batch: update [0623]")
+    add("bpu:    movi r5, 0")
+    add("        st16 r5, v_bfull")
+    add("        jmp admit")
+    return L
+
+
+def _fprime(s: PeSpec, FX: str, MV: str) -> list[str]:
+    """fpr = f'(a) of the sample's stored activations (S1[7] = a, wli r4 = its slot)."""
+    a = s.activation
+    L = []
+    add = L.append
+    if a == "relu":
+        add("        lddwds  D[7], d_fpr")
+        add(f"        drelu{FX} D[7], S1[7]             ; f' = 1 where a > 0 [0493]")
+    elif a == "sigmoid":
+        add("        lddwds  D[2], d_fpr")
+        L.extend(_fp_one(s.dtype))
+        add(f"        fsub{FX} D[2], r2, S1[7]            ; 1 - a")
+        add("        lds0wds S0[7], d_fpr")
+        add(f"        fmul{FX} S0[7], S0[7], S1[7]      ; f' = a (1 - a)")
+    elif a == "tanh":
+        add("        lddwds  D[7], d_fpr")
+        add("        lds0wds S0[7], d_aw")
+        add(f"        fmul{FX} D[7], S0[7], S1[7]       ; a^2")
+        L.extend(_fp_one(s.dtype))
+        add("        lddwds  D[2], d_fpr")
+        add("        lds1wds S1[8], d_fpr")
+        add(f"        fsub{FX} D[2], r2, S1[8]            ; f' = 1 - a^2")
+    return L
+
+
+def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
+    """The finalizer's backward pass: the delta partial sums of the next layer's row (or
+    the targets) arrive on j_in; delta = sum * f'(a) (last layer: (a - y) * 2/n * f'(a),
+    the delta rule [0645]); bias update; the nonzero deltas down the column [0409], each
+    also applied to this PE's own block; then the delta closeout [0420]."""
+    nout = s.nout
+    L = []
+    add = L.append
+    add("jadmit: ld16 r5, v_dpbusy               ; take the next sample's stream when")
+    add("        eq16 r5, #0                    ; no backward pass runs here and a forward")
+    add("        bf jad0                        ; pass is done (targets may come early)")
+    add("        ld16 r5, v_jcnt")
+    add("        eq16 r5, #0")
+    add("        bt jad0")
+    add(f"        unblock {s.j_in}")
+    add("jad0:   jr r1")
+    add(f"j_first: block {s.j_in}                 ; the stream is read by one operation")
+    add("        movi r5, 1")
+    add("        st16 r5, v_dpbusy")
+    add("        ld16 r5, v_jcnt")
+    add("        addi r5, -1")
+    add("        st16 r5, v_jcnt")
+    add("        lddwds  D[3], d_tot0")
+    add(f"        {MV} D[3], r2                   ; the first value started this task")
+    add(f"        activate.t {T.JREAD}")
+    add("j_read: lddwds  D[3], d_totr")
+    add("        lds1wds S1[8], d_jin")
+    add(f"        {MV}.t D[3], S1[8]              ; the rest, asynchronously")
+    add("dfin:   ld16 r4, v_bpsl")
+    add(f"        li r5, {nout * E}")
+    add("        mul16 r4, r4, r5               ; the sample's slot of aslots (wli)")
+    add("        lds1wds S1[7], d_aw")
+    has_fp = s.activation != "identity"
+    if s.last:
+        # e = a - y into tot; loss = sum(e^2) / n to the host; delta = e * 2/n [* f']
+        add("        lddwds  D[7], d_tot")
+        add("        lds0wds S0[7], d_aw")
+        add("        lds1wds S1[8], d_tot")
+        add(f"        fsub{FX} D[7], S0[7], S1[8]       ; e = a - y [0645]")
+        add("        lddwds  D[8], d_delta")
+        add("        lds0wds S0[8], d_tot")
+        add(f"        fmul{FX} D[8], S0[8], S1[8]       ; e^2")
+        add("        movi r0, 0")
+        add("        movi r1, 0")
+        add("        lds1wds S1[9], d_delta")
+        add(f"        fadd{FX} r0, r0, S1[9]            ; sum")
+        add("        li r6, c_invn")
+        add(f"        fmul{FX} r0, r0, [r6]             ; / n: this column's share of the loss")
+        add("        mov16 r5, r4")
+        add(f"        li r4, {T.LOSS_INDEX}")
+        add("        lddwds  D[10], d_lout")
+        add(f"        {MV} D[10], r0                  ; to the host")
+        add("        mov16 r4, r5")
+        add("        li r6, c_twon")
+        add(f"        fmul{FX} D[8], S0[8], [r6]        ; delta = e * 2/n")
+        if has_fp:
+            L.extend(_fprime(s, FX, MV))
+            add("        lds0wds S0[8], d_delta")
+            add("        lds1wds S1[8], d_fpr")
+            add(f"        fmul{FX} S0[8], S0[8], S1[8]      ; * f'(a)")
+    else:
+        if has_fp:
+            L.extend(_fprime(s, FX, MV))
+            add("        lddwds  D[8], d_delta")
+            add("        lds0wds S0[8], d_tot")
+            add("        lds1wds S1[8], d_fpr")
+            add(f"        fmul{FX} D[8], S0[8], S1[8]       ; delta = sum * f'(a) [0409]")
+        else:
+            add("        lddwds  D[8], d_delta")
+            add("        lds1wds S1[8], d_tot")
+            add(f"        {MV} D[8], S1[8]                 ; delta = sum")
+    if s.bias:
+        add("        eq16 r10, #0")
+        add("        bf dba")
+        add("        li r6, c_neglr")
+        add(f"        {MV} r2, [r6]")
+        add("        lds0wds S0[9], d_bias")
+        add("        lds1wds S1[9], d_delta")
+        add(f"        fmac{FX} S0[9], S0[9], S1[9]      ; b += delta * (-lr)")
+        add("        jmp dtx0")
+        add("dba:    lds0wds S0[9], d_gb")
+        add("        lds1wds S1[9], d_delta")
+        add(f"        fadd{FX} S0[9], S0[9], S1[9]      ; Gb += delta")
+    # send the nonzero deltas down the column; apply each to this PE's own block
+    add("dtx0:   li r14, delta")
+    add("        mov16 r15, r9")
+    if s.d_send:
+        add("        lddwds  D[9], d_dout")
+    add("dtx:    ld16 r5, c_oend")
+    add("        eq16 r15, r5")
+    add("        bt dtc")
+    add("        mov16 r6, r14")
+    add(f"        {MV} r2, [r6]")
+    add(f"        addi r14, {E}")
+    add(f"        feq{FX} r2, #0")
+    add("        bt dtn")
+    add("        mov16 r4, r15")
+    if s.d_send:
+        add(f"        {MV} D[9], r2                   ; (delta_j, index j) down the column")
+    L.extend(_delta_body(s, FX, E, inline=True))
+    add("dtn:    addi r15, 1")
+    add("        jmp dtx")
+    add("dtc:    ld16 r4, v_bpsl")
+    add("        add16 r4, r4, r4")
+    add("        li r6, v_flags")
+    add("        add16 r6, r6, r4")
+    add("        mov16 r5, [r6]                 ; does this sample end a mini-batch?")
+    if s.d_send:
+        add("        eq16 r5, #0")
+        add("        bt dtc0")
+        add("        lddwds  D[9], d_dcle")
+        add("        jmp dtc1")
+        add("dtc0:   lddwds  D[9], d_dcl")
+        add(f"dtc1:   {MV} D[9], r2                   ; delta closeout [0420]")
+    add("        jmp bc")
+    return L

@@ -1,0 +1,95 @@
+"""Where each layer sits on the wafer: blocks of PEs placed west to east [0287], [0406],
+the input and output groups of every PE, and the column finalizers.
+
+Layer l gets a block of R_l rows x C_l columns. Its inputs are split into R_l consecutive
+groups I_r and its outputs into C_l groups O_c (``numpy.array_split`` sizes); PE (r, c)
+holds W[O_c, I_r] [0400]-[0402]. The finalizer of column c is PE (c, c), so a block needs
+C_l <= R_l, and the next layer's rows are this layer's columns (R_{l+1} = C_l, I'_c = O_c):
+the activations of column c travel east along row c into the next block's row c.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..nn.sequential import DenseLayer
+
+__all__ = ["LayerBlock", "groups", "check_shapes"]
+
+
+def groups(n: int, k: int) -> list[tuple[int, int]]:
+    """(start, count) of ``k`` consecutive groups covering range(n), sizes as array_split."""
+    parts = np.array_split(np.arange(n), k)
+    return [(int(p[0]), len(p)) for p in parts]
+
+
+@dataclass(frozen=True)
+class LayerBlock:
+    """One layer's block of PEs. ``row0, col0``: the wafer position of its PE (0, 0)."""
+
+    index: int
+    dense: DenseLayer
+    rows: int
+    cols: int
+    row0: int
+    col0: int
+
+    @property
+    def in_groups(self) -> list[tuple[int, int]]:
+        return groups(self.dense.n_in, self.rows)
+
+    @property
+    def out_groups(self) -> list[tuple[int, int]]:
+        return groups(self.dense.n_out, self.cols)
+
+    def at(self, r: int, c: int) -> tuple[int, int]:
+        """Wafer (row, col) of the block's PE (r, c)."""
+        return self.row0 + r, self.col0 + c
+
+    def finalizer(self, c: int) -> tuple[int, int]:
+        """Wafer position of the finalizer of column c: the block's PE (c, c)."""
+        return self.at(c, c)
+
+    def points(self) -> list[tuple[int, int]]:
+        return [self.at(r, c) for r in range(self.rows) for c in range(self.cols)]
+
+    @property
+    def rect(self) -> tuple[int, int, int, int]:
+        return (self.row0, self.col0, self.rows, self.cols)
+
+    def describe(self) -> str:
+        d = self.dense
+        return (f"layer {self.index}: Linear({d.n_in}, {d.n_out}) + {d.activation} on "
+                f"{self.rows} x {self.cols} PEs at rows {self.row0}..{self.row0 + self.rows - 1}, "
+                f"cols {self.col0}..{self.col0 + self.cols - 1}")
+
+
+def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
+    """Validated (rows, cols) per layer; ConfigError names the layer and the rule."""
+    try:
+        shapes = [(int(r), int(c)) for r, c in blocks]
+    except (TypeError, ValueError):
+        raise ConfigError(f"blocks must be a list of (rows, cols) pairs, got {blocks!r}") from None
+    if len(shapes) != len(dense):
+        raise ConfigError(f"blocks gives {len(shapes)} shapes for {len(dense)} layers")
+    for i, ((r, c), d) in enumerate(zip(shapes, dense)):
+        name = f"layer {i} (Linear({d.n_in}, {d.n_out}))"
+        if r < 1 or c < 1:
+            raise ConfigError(f"{name}: a block needs at least 1 x 1 PEs, got {r} x {c}")
+        if r > d.n_in:
+            raise ConfigError(f"{name}: {r} rows for {d.n_in} inputs; every PE row needs at "
+                              "least one input")
+        if c > d.n_out:
+            raise ConfigError(f"{name}: {c} columns for {d.n_out} outputs; every PE column "
+                              "needs at least one output")
+        if c > r:
+            raise ConfigError(f"{name}: {r} x {c} block; a column's finalizer is PE (c, c), so "
+                              "a block needs at least as many rows as columns")
+        if i > 0 and r != shapes[i - 1][1]:
+            raise ConfigError(f"{name}: {r} rows, but layer {i - 1} has {shapes[i - 1][1]} "
+                              "columns; a layer's rows receive the previous layer's columns "
+                              "(rows = previous columns)")
+    return shapes

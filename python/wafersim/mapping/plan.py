@@ -1,0 +1,386 @@
+"""``ws.map``: a model compiled onto a wafer, and the ``Plan`` that describes it.
+
+    plan = ws.map(model)                 # wafer sized automatically, blocks chosen to fit
+    print(plan.describe())
+    print(plan.listing(0, (1, 2)))       # the program of layer 0's PE (1, 2)
+    plan.picture()                       # which PEs hold which layer, which colors run where
+
+The plan loads one program per PE (pe_program.py), the routes of routes.py and the
+model's weights; the wafer is then ready for ``ws.Trainer``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..asm import Program, assemble, disassemble
+from ..errors import ConfigError, ProgramError
+from ..nn.sequential import DenseLayer, Sequential
+from . import task_ids as T
+from .block_shapes import choose_blocks
+from .colors import allocate_colors
+from .pe_program import PeSpec, pe_source
+from .placement import LayerBlock, check_shapes
+from .routes import mapping_routes
+
+__all__ = ["Plan", "map_model", "DTYPES"]
+
+DTYPES = {"fp32": np.float32, "fp16": np.float16}
+
+
+class Plan:
+    """A model mapped onto a wafer: blocks, colors, routes and one program per PE."""
+
+    def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
+                 dtype: str, slots: int):
+        self.model = model
+        self.wafer = wafer
+        self.layers = blocks
+        self.colors = colors
+        self.dtype = dtype
+        self.slots = slots
+        self.specs: dict[tuple[int, int], PeSpec] = {}
+        self.programs: dict[tuple[int, int], Program] = {}
+        self.routes = mapping_routes(blocks, colors, wafer.cols)
+        self._build_programs()
+
+    # ---- structure ------------------------------------------------------------------------
+    def pes(self) -> list[tuple[int, int]]:
+        """Every PE of the mapping, layer by layer, row-major."""
+        return [p for b in self.layers for p in b.points()]
+
+    def block_of(self, point) -> tuple[LayerBlock, int, int]:
+        r, c = point
+        for b in self.layers:
+            if b.row0 <= r < b.row0 + b.rows and b.col0 <= c < b.col0 + b.cols:
+                return b, r - b.row0, c - b.col0
+        raise ConfigError(f"PE {tuple(point)} holds no layer of this plan")
+
+    @property
+    def input_ports(self) -> list[tuple[int, int]]:
+        """Edge ports the inputs enter through: one per row of layer 0 (west edge)."""
+        b = self.layers[0]
+        return [(b.row0 + r, -1) for r in range(b.rows)]
+
+    @property
+    def output_ports(self) -> list[tuple[int, int]]:
+        """Edge ports of the output layer's finalizers (east edge): outputs leave and
+        targets enter there."""
+        b = self.layers[-1]
+        return [(b.row0 + c, self.wafer.cols) for c in range(b.cols)]
+
+    @property
+    def n_in(self) -> int:
+        return self.layers[0].dense.n_in
+
+    @property
+    def n_out(self) -> int:
+        return self.layers[-1].dense.n_out
+
+    # ---- programs --------------------------------------------------------------------------
+    def _spec(self, b: LayerBlock, r: int, c: int) -> PeSpec:
+        col = self.colors
+        L = len(self.layers)
+        d = b.dense
+        i0, nin = b.in_groups[r]
+        o0, nout = b.out_groups[c]
+        if r < c:
+            p_out, p_in = col[f"P{r % 2}"], (col[f"P{(r - 1) % 2}"] if r > 0 else None)
+        elif r > c:
+            p_out = col[f"P{1 - r % 2}"]
+            p_in = col[f"P{r % 2}"] if r < b.rows - 1 else None
+        else:
+            p_out = p_in = None
+        if b.index > 0:
+            h_out = col[f"H{c % 2}"] if c > 0 else col[f"J{b.index % 2}"]
+            h_in = col[f"H{(c + 1) % 2}"] if c < b.cols - 1 else None
+        else:
+            h_out = h_in = None
+        extra = {}
+        if r == c:
+            extra = dict(a_out=col[f"A{(b.index + 1) % 2}"], j_in=col[f"J{(b.index + 1) % 2}"],
+                         d_send=b.rows > 1,
+                         p_low=col[f"P{(c - 1) % 2}"] if c > 0 else None,
+                         p_high=col[f"P{c % 2}"] if c < b.rows - 1 else None)
+        return PeSpec(layer=b.index, last=b.index == L - 1, row=r, col=c, rows=b.rows,
+                      cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout, activation=d.activation,
+                      bias=d.has_bias, dtype=self.dtype, slots=self.slots,
+                      n_out_layer=d.n_out, a_in=col[f"A{b.index % 2}"], d_col=col["D"],
+                      p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in, **extra)
+
+    def _build_programs(self) -> None:
+        cache: dict[str, Program] = {}
+        cfg = self.wafer._core.ce_config
+        for b in self.layers:
+            for r in range(b.rows):
+                for c in range(b.cols):
+                    spec = self._spec(b, r, c)
+                    src = pe_source(spec)
+                    prog = cache.get(src)
+                    if prog is None:
+                        try:
+                            prog = assemble(src)
+                        except ProgramError as e:
+                            raise ConfigError(f"layer {b.index}, PE ({r}, {c}) of its "
+                                              f"{b.rows} x {b.cols} block: {e}") from None
+                        cache[src] = prog
+                    end = max((a + len(bytes_) for a, bytes_ in prog.data), default=0)
+                    if end > cfg.data_bytes:
+                        raise ConfigError(
+                            f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does "
+                            f"not fit: PE ({r}, {c}) needs {end} data bytes, a PE has "
+                            f"{cfg.data_bytes}; use more PEs (blocks=) or fp16")
+                    self.specs[b.at(r, c)] = spec
+                    self.programs[b.at(r, c)] = prog
+
+    def listing(self, layer: int, pe) -> str:
+        """Disassembly of the program of ``layer``'s PE ``pe`` = (row, col) within its block:
+        ordinary CE instructions [0581]-[0603]."""
+        b = self._layer(layer)
+        r, c = self._pe_in(b, pe)
+        return disassemble(self.programs[b.at(r, c)])
+
+    def source(self, layer: int, pe) -> str:
+        """The assembly text of that PE's program, with comments."""
+        b = self._layer(layer)
+        r, c = self._pe_in(b, pe)
+        return self.programs[b.at(r, c)].source
+
+    def _layer(self, layer) -> LayerBlock:
+        if isinstance(layer, bool) or not isinstance(layer, numbers.Integral) or not 0 <= layer < len(self.layers):
+            raise ConfigError(f"layer must be 0..{len(self.layers) - 1}, got {layer!r}")
+        return self.layers[int(layer)]
+
+    @staticmethod
+    def _pe_in(b: LayerBlock, pe) -> tuple[int, int]:
+        try:
+            r, c = (int(v) for v in pe)
+        except (TypeError, ValueError):
+            raise ConfigError(f"pe must be a (row, col) pair within the block, got {pe!r}") from None
+        if not (0 <= r < b.rows and 0 <= c < b.cols):
+            raise ConfigError(f"layer {b.index} has {b.rows} x {b.cols} PEs; ({r}, {c}) is outside")
+        return r, c
+
+    # ---- loading and weights --------------------------------------------------------------
+    def load(self) -> None:
+        """Programs, routes, weights from the model, and each PE's ``main`` task run."""
+        w = self.wafer
+        for p, prog in self.programs.items():
+            w.pe(*p).load(prog)
+        self.routes.apply(w)
+        self.write_weights(self.model)
+        for b in self.layers:
+            w.launch("main", rect=b.rect)
+        w.run()
+
+    def _np(self):
+        return DTYPES[self.dtype]
+
+    def write_weights(self, model: Sequential | list) -> None:
+        """Copies a model's (or a list of (W, b) pairs') parameters into PE memories, in the
+        plan's dtype (fp16 rounds to nearest even)."""
+        params = _params(model, self.layers)
+        t = self._np()
+        for b, (W, bias) in zip(self.layers, params):
+            for r in range(b.rows):
+                for c in range(b.cols):
+                    spec = self.specs[b.at(r, c)]
+                    blk = np.zeros((spec.nin, spec.nout + spec.slots), dtype=t)
+                    blk[:, :spec.nout] = W[spec.o0:spec.o0 + spec.nout, spec.i0:spec.i0 + spec.nin].T
+                    self.wafer.memcpy_h2d("w", blk.ravel(), rect=b.at(r, c))
+                    if r == c and spec.bias:
+                        self.wafer.memcpy_h2d("bias", bias[spec.o0:spec.o0 + spec.nout].astype(t),
+                                              rect=b.at(r, c))
+
+    def read_weights(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """(W, b) per layer, read back from PE memories (float32 arrays)."""
+        out = []
+        for b in self.layers:
+            d = b.dense
+            W = np.zeros((d.n_out, d.n_in), dtype=np.float32)
+            bias = np.zeros(d.n_out, dtype=np.float32) if d.has_bias else None
+            for r in range(b.rows):
+                for c in range(b.cols):
+                    s = self.specs[b.at(r, c)]
+                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(s.nin, s.nout + s.slots)
+                    W[s.o0:s.o0 + s.nout, s.i0:s.i0 + s.nin] = raw[:, :s.nout].T
+                    if r == c and s.bias:
+                        bias[s.o0:s.o0 + s.nout] = self.wafer.memcpy_d2h("bias", rect=b.at(r, c)).ravel()
+            out.append((W, bias))
+        return out
+
+    def set_words(self, name: str, value, *, finalizers_only: bool = False, last_only: bool = False) -> None:
+        """Writes one runtime variable of the PE programs (mode, learning rate, ...)."""
+        for b in self.layers:
+            if last_only and b.index != len(self.layers) - 1:
+                continue
+            if finalizers_only:
+                for c in range(b.cols):
+                    self.wafer.memcpy_h2d(name, np.atleast_1d(value), rect=b.finalizer(c))
+            else:
+                self.wafer.memcpy_h2d(name, np.atleast_1d(value), rect=b.rect)
+
+    # ---- descriptions -----------------------------------------------------------------
+    def memory(self) -> dict[tuple[int, int], dict]:
+        """Per PE: data bytes used and instructions of its program."""
+        out = {}
+        for p, prog in self.programs.items():
+            end = max((a + len(bb) for a, bb in prog.data), default=0)
+            out[p] = {"data_bytes": end, "instructions": prog.instruction_count}
+        return out
+
+    def describe(self) -> str:
+        w = self.wafer
+        lines = [f"Plan: {len(self.layers)} layer(s), {len(self.pes())} PEs on a "
+                 f"{w.rows} x {w.cols} wafer, {self.dtype}, up to {self.slots} sample(s) in "
+                 "flight per PE"]
+        for b in self.layers:
+            lines.append("  " + b.describe())
+            ins, outs = b.in_groups, b.out_groups
+            lines.append(f"    PE (r, c) holds W[O_c, I_r]: {len(ins)} input groups of "
+                         f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
+                         f"groups of {min(n for _, n in outs)}..{max(n for _, n in outs)}; "
+                         f"finalizers on the diagonal")
+        mem = self.memory()
+        top = max(mem.values(), key=lambda m: m["data_bytes"])
+        lines.append(f"  peak PE memory: {top['data_bytes']} of "
+                     f"{w._core.ce_config.data_bytes} data bytes, up to "
+                     f"{max(m['instructions'] for m in mem.values())} instructions")
+        roles = {
+            "A0": "activations into even layers", "A1": "activations into odd layers",
+            "P0": "forward partial sums", "P1": "forward partial sums",
+            "D": "deltas down columns", "H0": "delta partial sums", "H1": "delta partial sums",
+            "J0": "delta sums / targets to finalizers", "J1": "delta sums / targets to finalizers"}
+        lines.append("  colors: " + ", ".join(f"{k}={v} ({roles[k]})" for k, v in self.colors.items()))
+        lines.append(f"  inputs enter at {self.input_ports[0]}..{self.input_ports[-1]} (west edge); "
+                     f"outputs leave and targets enter at {self.output_ports[0]}.."
+                     f"{self.output_ports[-1]} (east edge)")
+        return "\n".join(lines)
+
+    def picture(self, ax=None):
+        """Which PEs hold which layer and where each color runs (matplotlib Axes)."""
+        from ..viz.training_plots import plot_placement
+
+        return plot_placement(self, ax=ax)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{b.rows}x{b.cols}" for b in self.layers)
+        return f"Plan({len(self.layers)} layers on {shapes} PEs, {self.dtype})"
+
+
+def _params(model, blocks) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    if isinstance(model, Sequential):
+        dense = model.dense_layers()
+        params = [(d.linear.weight, d.linear.bias) for d in dense]
+    else:
+        params = list(model)
+    if len(params) != len(blocks):
+        raise ConfigError(f"expected parameters for {len(blocks)} layers, got {len(params)}")
+    out = []
+    for b, (W, bias) in zip(blocks, params):
+        W = np.asarray(W, dtype=np.float32)
+        if W.shape != (b.dense.n_out, b.dense.n_in):
+            raise ConfigError(f"layer {b.index}: weight shape {W.shape}, expected "
+                              f"{(b.dense.n_out, b.dense.n_in)}")
+        if b.dense.has_bias:
+            bias = np.asarray(bias, dtype=np.float32)
+            if bias.shape != (b.dense.n_out,):
+                raise ConfigError(f"layer {b.index}: bias shape {bias.shape}, expected "
+                                  f"({b.dense.n_out},)")
+        out.append((W, bias))
+    return out
+
+
+def _origin(origin) -> tuple[int, int]:
+    try:
+        r, c = origin
+        if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0 for v in (r, c)):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ConfigError(f"origin must be a (row, col) pair of non-negative integers, "
+                          f"got {origin!r}") from None
+    return int(r), int(c)
+
+
+def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
+              slots: int | None = None) -> Plan:
+    """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
+
+    * ``wafer``: None sizes one automatically (rows of the first block, columns of all
+      blocks, 24 colors); a given wafer must hold the blocks at ``origin``.
+    * ``blocks``: (rows, cols) per Linear layer; None chooses shapes that fit PE memory.
+      Rules: cols <= rows, and a layer's rows equal the previous layer's cols.
+    * ``dtype``: "fp32" or "fp16" (weights, activations, partial sums, deltas).
+    * ``slots``: samples a PE can hold in flight (activation slots); default 2 x layers
+      (SGD uses one; mini-batches stream up to this many through the pipeline).
+    """
+    from ..wafer import Wafer
+
+    if not isinstance(model, Sequential):
+        if type(model).__module__.startswith("torch"):
+            from ..nn.torch_io import from_torch
+
+            model = from_torch(model)
+        else:
+            raise ConfigError(f"map() takes a ws.nn.Sequential (or torch.nn.Sequential), got "
+                              f"{type(model).__name__}")
+    if dtype not in DTYPES:
+        raise ConfigError(f"dtype must be 'fp32' or 'fp16', got {dtype!r}")
+    dense: list[DenseLayer] = model.dense_layers()
+    for i, d in enumerate(dense):
+        if d.activation not in ("relu", "sigmoid", "tanh", "identity"):
+            raise ConfigError(f"layer {i}: activation {d.activation!r} is not mapped")
+    if slots is None:
+        slots = 2 * len(dense)
+    if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
+        raise ConfigError(f"slots must be an integer 1..64, got {slots!r}")
+    r0, c0 = _origin(origin)
+    esize = 4 if dtype == "fp32" else 2
+    data_bytes = (wafer._core.ce_config.data_bytes if wafer is not None else 32768)
+    if blocks is None:
+        shapes = choose_blocks(dense, esize, int(slots), data_bytes,
+                               max_rows=(wafer.rows - r0) if wafer is not None else None)
+    else:
+        shapes = check_shapes(dense, blocks)
+    width = sum(c for _, c in shapes)
+    height = shapes[0][0]
+    if wafer is None:
+        wafer = Wafer(r0 + height, c0 + width)
+    else:
+        if not isinstance(wafer, Wafer):
+            raise ConfigError(f"wafer must be a ws.Wafer or None, got {type(wafer).__name__}")
+        if wafer.mode != "colors":
+            raise ConfigError("the mapping routes colors: use a Wafer with mode='colors'")
+        if r0 + height > wafer.rows or c0 + width > wafer.cols:
+            raise ConfigError(f"the blocks need {height} x {width} PEs at origin {(r0, c0)}; the "
+                              f"wafer is {wafer.rows} x {wafer.cols}")
+    cfg = wafer._core.ce_config
+    if cfg.microthreads < 8:
+        raise ConfigError(f"the mapping uses 8 microthread entries; this wafer's CEs have "
+                          f"{cfg.microthreads}")
+    if wafer.colors > T.LOWEST:
+        raise ConfigError(f"the mapping's local task ids start at {T.LOWEST}; a wafer with "
+                          f"{wafer.colors} fabric colors leaves too few local ids")
+    layer_blocks = []
+    col = c0
+    for i, (d, (r, c)) in enumerate(zip(dense, shapes)):
+        layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
+        col += c
+    # colors already routed on the routers this mapping will use are not reused
+    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(T.COLOR_ROLES)}, wafer.cols)
+    taken = set()
+    for (r, c) in probe.routers():
+        rid = r * wafer.cols + c
+        for color in range(wafer.colors):
+            dest, src = wafer._core.route(rid, color)
+            if dest or src:
+                taken.add(color)
+    colors = allocate_colors(wafer.colors, taken)
+    for p in (p for b in layer_blocks for p in b.points()):
+        if wafer.pe(*p).loaded:
+            raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
+    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots))
+    plan.load()
+    return plan

@@ -1,0 +1,46 @@
+"""Task ids, microthread entries and the fixed layout rules every mapped PE program shares.
+
+Data wavelets start the task of their color [0371]; everything else (closeouts, completions
+of asynchronous operations, host launches) starts a *local* id, one at or above the fabric
+colors [0096]. The local ids are taken from the top (63 down), so they stay clear of up to
+48 routable colors.
+"""
+
+from __future__ import annotations
+
+#: Local task ids (control-wavelet indices and activation targets).
+MAIN = 63          # host launch: load descriptors and constants
+F_CLOSE = 62       # activation closeout: end of a sample's wavefront [0411], [0419]
+F_CLOSE_END = 61   # the same, and the sample ends a mini-batch
+B_CLOSE = 60       # delta closeout [0420]
+B_CLOSE_END = 59   # the same, and the sample ends a mini-batch
+F_SENT = 58        # the partial-sum chain operation has sent this PE's sums
+FIN2 = 57          # finalizer: the partial sums from below are in
+FIN3 = 56          # finalizer: all partial sums are in: bias, activation, transmit
+TX = 55            # finalizer: send the next nonzero activation (f_txact:tx [0413])
+TX_DONE = 54       # finalizer: the activation closeout is out
+H_SENT = 53        # the delta partial-sum chain operation has sent this PE's sums
+DFIN = 52          # finalizer: the delta partial sums (or targets) are in
+DTX = 51           # finalizer: send the next nonzero delta
+DTX_DONE = 50      # finalizer: the delta closeout is out
+APPLY = 49         # host launch: apply the accumulated gradients (W += scale * G)
+IDLE = 48          # completion target that does nothing
+CONFIG = 47        # host launch: load the FP control register from v_fpc
+JREAD = 46         # finalizer: read the rest of a delta-sum / target stream (a local id,
+                   # never blocked, so its operation resumes under either reading of [0390])
+LOWEST = JREAD
+
+#: Index of the wavelet that carries a sample's loss to the host (data wavelet, not a
+#: closeout: bits 15:6 are not all ones [0505]).
+LOSS_INDEX = 0x7FFF
+
+#: Microthread (UT State) entries [0362]. An operation with a fabric destination uses the
+#: destination's UTID; one that only reads the fabric and names its color with SC uses
+#: entry color & 7. So the forward partial-sum colors P0/P1 land on entries 4 and 7, and the
+#: delta-sum colors J0/J1 on an entry no other operation of that PE uses.
+UT_PCHAIN, UT_HCHAIN = 2, 3
+UT_FREE_FOR_SC = (4, 7)
+UT_FOR_J = (0, 1, 5, 6)
+
+#: Roles of the fabric colors a mapping uses (see colors.py).
+COLOR_ROLES = ("A0", "A1", "D", "H0", "P0", "H1", "J0", "P1", "J1")

@@ -1,0 +1,15 @@
+"""Networks for the wafer: layers, a container, losses and PyTorch interop.
+
+    model = ws.nn.Sequential(ws.nn.Linear(64, 32), ws.nn.ReLU(), ws.nn.Linear(32, 10))
+    model = ws.nn.from_torch(torch_model)          # and model.to_torch() back
+"""
+
+from .layers import (ACTIVATIONS, Activation, Identity, Linear, Module, ReLU, Sigmoid, Tanh,
+                     manual_seed)
+from .losses import MSELoss
+from .sequential import DenseLayer, Sequential
+from .torch_io import from_torch, to_torch
+
+__all__ = ["Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "Activation",
+           "Sequential", "DenseLayer", "MSELoss", "from_torch", "to_torch", "manual_seed",
+           "ACTIVATIONS"]

@@ -1,0 +1,125 @@
+"""``Sequential``: a chain of layers, and the dense layers the wafer maps (a ``Linear``
+with the activation that follows it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+from .layers import Activation, Linear, Module
+
+__all__ = ["Sequential", "DenseLayer"]
+
+
+@dataclass(frozen=True)
+class DenseLayer:
+    """One mapped layer: the ``Linear`` at ``position`` of the model and its activation."""
+
+    position: int
+    linear: Linear
+    activation: str
+
+    @property
+    def n_in(self) -> int:
+        return self.linear.in_features
+
+    @property
+    def n_out(self) -> int:
+        return self.linear.out_features
+
+    @property
+    def has_bias(self) -> bool:
+        return self.linear.bias is not None
+
+
+class Sequential(Module):
+    """Layers applied in order, like ``torch.nn.Sequential``. The wafer maps each
+    ``Linear`` together with the activation right after it (none: identity)."""
+
+    def __init__(self, *layers):
+        if len(layers) == 1 and isinstance(layers[0], (list, tuple)):
+            layers = tuple(layers[0])
+        for i, layer in enumerate(layers):
+            if not isinstance(layer, Module) or isinstance(layer, Sequential):
+                raise ConfigError(f"Sequential: layer {i} is {layer!r}; supported layers are "
+                                  "ws.nn.Linear, ReLU, Sigmoid, Tanh and Identity")
+        self.layers = list(layers)
+
+    def __repr__(self) -> str:
+        inner = "".join(f"\n  ({i}): {layer!r}" for i, layer in enumerate(self.layers))
+        return f"Sequential({inner}\n)"
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __getitem__(self, i):
+        return self.layers[i]
+
+    def __iter__(self):
+        return iter(self.layers)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def dense_layers(self) -> list[DenseLayer]:
+        """The model as the wafer sees it; ConfigError names a layer it cannot map."""
+        out: list[DenseLayer] = []
+        pending: tuple[int, Linear] | None = None
+        for i, layer in enumerate(self.layers):
+            if isinstance(layer, Linear):
+                if pending is not None:
+                    out.append(DenseLayer(pending[0], pending[1], "identity"))
+                pending = (i, layer)
+            elif isinstance(layer, Activation):
+                if pending is None:
+                    what = "the first layer" if i == 0 else "an activation right after another"
+                    raise ConfigError(f"layer {i} ({layer!r}) is {what}; every activation must "
+                                      "follow a Linear layer")
+                out.append(DenseLayer(pending[0], pending[1], layer.name))
+                pending = None
+            else:
+                raise ConfigError(f"layer {i} ({layer!r}) is not supported on the wafer")
+        if pending is not None:
+            out.append(DenseLayer(pending[0], pending[1], "identity"))
+        if not out:
+            raise ConfigError("the model has no Linear layer to map")
+        for a, b in zip(out, out[1:]):
+            if a.n_out != b.n_in:
+                raise ConfigError(f"layer {b.position} ({b.linear!r}) takes {b.n_in} inputs but "
+                                  f"layer {a.position} gives {a.n_out}")
+        return out
+
+    def parameters(self) -> list[np.ndarray]:
+        """Weights and biases in order (views, not copies)."""
+        ps = []
+        for layer in self.layers:
+            if isinstance(layer, Linear):
+                ps.append(layer.weight)
+                if layer.bias is not None:
+                    ps.append(layer.bias)
+        return ps
+
+    def copy(self) -> "Sequential":
+        """A deep copy (same parameters, independent arrays)."""
+        layers = []
+        for layer in self.layers:
+            if isinstance(layer, Linear):
+                new = Linear.__new__(Linear)
+                new.in_features, new.out_features = layer.in_features, layer.out_features
+                new.weight = layer.weight.copy()
+                new.bias = None if layer.bias is None else layer.bias.copy()
+                layers.append(new)
+            else:
+                layers.append(type(layer)())
+        return Sequential(*layers)
+
+    def to_torch(self):
+        """An equal ``torch.nn.Sequential`` (needs the optional ``torch`` extra)."""
+        from .torch_io import to_torch
+
+        return to_torch(self)
+

@@ -1,0 +1,433 @@
+"""``ws.Trainer``: trains a mapped network on the wafer.
+
+    tr = ws.Trainer(plan, algo="sgd", lr=0.05)        # or "minibatch", batch_size=8
+    hist = tr.fit(X, y, epochs=5)                     # a tqdm bar with the running loss
+    tr.evaluate(X_test, y_test); tr.predict(X)
+    tr.forward(x); tr.delta(target); tr.chain()       # one pass at a time
+    tr.weights(); tr.stats()
+
+Every multiply, add, activation, derivative, delta and update runs as CE instructions on
+PE memories in the cycle-level simulator; the host streams samples and targets in through
+edge ports and reads outputs, losses and weights out. A whole epoch is queued at once: the
+wafer gates admission itself (a PE takes the next sample's activations only when it has a
+free activation slot and, in SGD, after its own update [0622]; in mini-batch mode after the
+batch's update [0623]).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..mapping import task_ids as T
+from ..mapping.plan import DTYPES, Plan
+from ..nn.losses import MSELoss
+from ..nn.sequential import Sequential
+from .run_stats import TrainStats
+from .streams import decode_outputs, input_streams, target_streams
+
+__all__ = ["Trainer", "History"]
+
+ALGOS = ("sgd", "minibatch")
+NUMERICS = ("fp32", "fp16", "fp16-sr")
+#: FP control register: round to nearest even; stochastic rounding with 3 random bits
+#: [0672], [0681] (fields in docs/isa.md).
+FPC = {"fp32": 0, "fp16": 0, "fp16-sr": (2 << 10) | 5}
+
+
+@dataclass
+class History:
+    """Per epoch: mean training loss (computed on the wafer), training accuracy (from the
+    outputs read back), emulated cycles and wall seconds; ``val_*`` when validation data
+    were given."""
+
+    loss: list = field(default_factory=list)
+    accuracy: list = field(default_factory=list)
+    cycles: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    val_loss: list = field(default_factory=list)
+    val_accuracy: list = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        last = (f", last loss {self.loss[-1]:.4g}, accuracy {self.accuracy[-1]:.3f}"
+                if self.loss else "")
+        return f"History({len(self.loss)} epochs{last})"
+
+
+def _positive(value, name: str, kind=numbers.Real) -> float:
+    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive number, got {value!r}")
+    return value
+
+
+class Trainer:
+    """Trains ``plan``'s network on its wafer. ``numerics``: "fp32" (an fp32 plan),
+    "fp16" or "fp16-sr" (an fp16 plan; stochastic rounding of every result [0661]-[0672]).
+    ``seed`` seeds the shuffling and the PEs' random-number generators."""
+
+    def __init__(self, plan: Plan, algo: str = "sgd", lr: float = 0.05, batch_size: int | None = None,
+                 loss=None, numerics: str | None = None, seed: int = 0, progress: bool = True):
+        if not isinstance(plan, Plan):
+            raise ConfigError(f"Trainer takes the Plan that ws.map returned, got {type(plan).__name__}")
+        if algo not in ALGOS:
+            raise ConfigError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
+        self.plan = plan
+        self.algo = algo
+        self.lr = float(_positive(lr, "lr"))
+        if batch_size is None:
+            batch_size = 1 if algo == "sgd" else 8
+        self.batch_size = int(_positive(batch_size, "batch_size", numbers.Integral))
+        if algo == "sgd" and self.batch_size != 1:
+            raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
+                              "algo='minibatch' for batches")
+        if loss is None:
+            loss = MSELoss()
+        if not isinstance(loss, MSELoss):
+            raise ConfigError(f"loss must be ws.nn.MSELoss(), got {loss!r}")
+        self.loss = loss
+        numerics = numerics or plan.dtype
+        if numerics not in NUMERICS:
+            raise ConfigError(f"numerics must be one of {', '.join(NUMERICS)}, got {numerics!r}")
+        if (numerics == "fp32") != (plan.dtype == "fp32"):
+            raise ConfigError(f"numerics={numerics!r} needs a plan mapped with dtype="
+                              f"{'fp32' if numerics == 'fp32' else 'fp16'} (this one is {plan.dtype})")
+        self.numerics = numerics
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+        self.seed = int(seed)
+        self.progress = bool(progress)
+        self._rng = np.random.default_rng(self.seed)
+        self._t = DTYPES[plan.dtype]
+        self._pending = None          # a forward() waiting for delta()
+        self._grad_dirty = False      # delta() ran, chain() did not
+        self.stats_ = TrainStats(plan)
+        self._configure_numerics()
+
+    def __repr__(self) -> str:
+        return (f"Trainer({self.plan!r}, algo={self.algo!r}, lr={self.lr}, "
+                f"batch_size={self.batch_size}, numerics={self.numerics!r})")
+
+    # ---- configuration of the PE programs' runtime words -----------------------------------
+    def _configure_numerics(self) -> None:
+        p, w = self.plan, self.plan.wafer
+        p.set_words("v_fpc", np.uint16(FPC[self.numerics]))
+        seeds = {}
+        for k, pt in enumerate(p.pes()):
+            seeds[pt] = (self.seed * 7919 + 1 + k) % 65535 + 1
+        for pt, s in seeds.items():
+            w.memcpy_h2d("v_seed", np.array([s], np.uint16), rect=pt)
+        for b in p.layers:
+            w.launch(T.CONFIG, rect=b.rect)
+        w.run()
+        n = p.n_out
+        p.set_words("c_invn", self._t(1.0 / n), finalizers_only=True, last_only=True)
+        p.set_words("c_twon", self._t(2.0 / n), finalizers_only=True, last_only=True)
+
+    def _words(self, *, train: bool, accumulate: bool, k: int, scales) -> None:
+        p = self.plan
+        p.set_words("v_mode", np.uint16(1 if train else 0))
+        p.set_words("v_cpm", np.uint16(1 if accumulate else 0))
+        p.set_words("v_k", np.uint16(k))
+        p.set_words("c_neglr", self._t(-self.lr))
+        (n1, s1), s2 = scales
+        p.set_words("v_n1", np.uint16(n1))
+        p.set_words("c_s1", self._t(s1))
+        p.set_words("c_s2", self._t(s2))
+
+    # ---- data checks ---------------------------------------------------------------------
+    def _inputs(self, X, what: str = "X") -> np.ndarray:
+        X = np.asarray(X)
+        if X.ndim == 1:
+            X = X[None, :]
+        if X.ndim != 2 or X.shape[1] != self.plan.n_in:
+            raise ConfigError(f"{what} must have shape (samples, {self.plan.n_in}), got {X.shape}")
+        if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
+            raise ConfigError(f"{what} must hold numbers, got dtype {X.dtype}")
+        if X.shape[0] == 0:
+            raise ConfigError(f"{what} holds no samples")
+        Xf = X.astype(np.float64)
+        if not np.all(np.isfinite(Xf)):
+            bad = np.argwhere(~np.isfinite(Xf))[0]
+            raise ConfigError(f"{what}[{bad[0]}, {bad[1]}] is {Xf[tuple(bad)]}: inputs must be finite")
+        Xt = Xf.astype(self._t)
+        if not np.all(np.isfinite(Xt)):
+            raise ConfigError(f"{what} holds values beyond the range of {self.plan.dtype}")
+        return Xt
+
+    def _targets(self, y, n: int, what: str = "y") -> tuple[np.ndarray, np.ndarray | None]:
+        """(targets (n, n_out) in the plan's dtype, class labels or None)."""
+        y = np.asarray(y)
+        n_out = self.plan.n_out
+        if y.ndim == 1 and (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.bool_)):
+            if len(y) != n:
+                raise ConfigError(f"{what} has {len(y)} labels for {n} samples")
+            if y.size and (y.min() < 0 or y.max() >= n_out):
+                bad = int(y[(y < 0) | (y >= n_out)][0])
+                raise ConfigError(f"{what}: label {bad} is out of range: the model has {n_out} "
+                                  f"outputs (labels 0..{n_out - 1})")
+            Y = np.zeros((n, n_out), dtype=self._t)
+            Y[np.arange(n), y.astype(np.int64)] = 1
+            return Y, y.astype(np.int64)
+        if y.ndim == 1 and n_out == 1 and len(y) == n:
+            y = y[:, None]
+        if y.ndim != 2 or y.shape != (n, n_out):
+            raise ConfigError(f"{what} must be {n} integer labels or targets of shape "
+                              f"({n}, {n_out}), got shape {y.shape} and dtype {y.dtype}")
+        if not np.issubdtype(y.dtype, np.floating) and not np.issubdtype(y.dtype, np.integer):
+            raise ConfigError(f"{what} must hold numbers, got dtype {y.dtype}")
+        yf = y.astype(np.float64)
+        if not np.all(np.isfinite(yf)):
+            raise ConfigError(f"{what} holds NaN or inf")
+        return yf.astype(self._t), None
+
+    def _check_idle(self, what: str) -> None:
+        if self._pending is not None:
+            raise ConfigError(f"{what}: a forward() is waiting for its delta(); call delta() "
+                              "first")
+
+    # ---- streaming -----------------------------------------------------------------------
+    def _stream(self, X: np.ndarray, Y: np.ndarray | None, batch_ends=None, bar=None,
+                losses: bool = True):
+        """Queues every sample, runs until the outputs of all have come back, returns
+        (outputs, losses or None, cycles)."""
+        p, w = self.plan, self.plan.wafer
+        n = X.shape[0]
+        a0 = p.colors["A0"]
+        for (d, i, c), port in zip(input_streams(X, p.layers[0].in_groups, p.dtype, batch_ends),
+                                   p.input_ports):
+            w.inject(port, a0, d, index=i, ctrl=c)
+        if Y is not None:
+            jt = p.colors[f"J{len(p.layers) % 2}"]
+            for d, port in zip(target_streams(Y, p.layers[-1].out_groups, p.dtype), p.output_ports):
+                w.inject(port, jt, d)
+        out_color = p.colors[f"A{len(p.layers) % 2}"]
+        ports = p.output_ports
+        parts = []
+        start = w.cycle
+        seen = 0
+        slice_ = 20000
+        while True:
+            st = w.run(max_cycles=slice_)
+            self.stats_.add_run(st)
+            arr = w.collect()
+            if len(arr):
+                parts.append(arr)
+            done = min(int(sum(((a.row == r) & (a.color == out_color) & a.ctrl).sum()
+                                for a in parts)) for r, _ in ports)
+            if bar is not None and done > seen:
+                bar.update(done - seen)
+                seen = done
+                if losses and Y is not None:
+                    _, ls, _ = decode_outputs(_concat(parts), ports, out_color, n, p.n_out, p.dtype)
+                    if ls is not None:
+                        bar.set_postfix(loss=f"{ls[:done].mean():.4f}")
+            if st.quiescent:
+                break
+        arr = _concat(parts)
+        out, ls, done = decode_outputs(arr, ports, out_color, n, p.n_out, p.dtype)
+        if done != n:
+            raise ConfigError(f"internal: {done} of {n} samples came back")  # pragma: no cover
+        return out, ls, w.cycle - start
+
+    # ---- training ------------------------------------------------------------------------
+    def fit(self, X, y, epochs: int = 1, shuffle: bool = True, validation=None) -> History:
+        """Trains for ``epochs`` passes over (X, y): y holds class labels (one-hot targets)
+        or target vectors. Returns the :class:`History`."""
+        self._check_idle("fit")
+        X = self._inputs(X)
+        Y, labels = self._targets(y, X.shape[0])
+        epochs = int(_positive(epochs, "epochs", numbers.Integral))
+        if validation is not None:
+            Xv = self._inputs(validation[0], "validation X")
+            Yv, lv = self._targets(validation[1], Xv.shape[0], "validation y")
+        n = X.shape[0]
+        B = self.batch_size
+        mb = self.algo == "minibatch"
+        if mb:
+            last = n % B or B
+            scales = ((B, -self.lr / B), -self.lr / last)
+            k = min(B, self.plan.slots)
+        else:
+            scales = ((1, -self.lr), -self.lr)
+            k = 1
+        self._clear_gradients()
+        self._words(train=True, accumulate=mb, k=k, scales=scales)
+        hist = History()
+        bar_cls = _tqdm() if self.progress else None
+        for ep in range(epochs):
+            order = self._rng.permutation(n) if shuffle else np.arange(n)
+            ends = None
+            if mb:
+                ends = np.zeros(n, bool)
+                ends[B - 1::B] = True
+                ends[-1] = True
+            t0 = time.perf_counter()
+            bar = bar_cls(total=n, desc=f"epoch {ep + 1}/{epochs}", unit="sample",
+                          leave=True) if bar_cls else None
+            try:
+                out, ls, cycles = self._stream(X[order], Y[order], ends, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
+            hist.loss.append(float(ls.mean()))
+            hist.accuracy.append(_accuracy(out, labels[order] if labels is not None else None,
+                                           Y[order]))
+            hist.cycles.append(int(cycles))
+            hist.seconds.append(time.perf_counter() - t0)
+            self.stats_.samples_trained += n
+            if validation is not None:
+                m = self._evaluate(Xv, Yv, lv)
+                hist.val_loss.append(m["loss"])
+                hist.val_accuracy.append(m["accuracy"])
+                self._words(train=True, accumulate=mb, k=k, scales=scales)
+        return hist
+
+    def _clear_gradients(self) -> None:
+        p = self.plan
+        for b in p.layers:
+            for r in range(b.rows):
+                for c in range(b.cols):
+                    s = p.specs[b.at(r, c)]
+                    p.wafer.memcpy_h2d("g", np.zeros(s.nin * s.nout, self._t), rect=b.at(r, c))
+                    if r == c and s.bias:
+                        p.wafer.memcpy_h2d("gb", np.zeros(s.nout, self._t), rect=b.at(r, c))
+        p.set_words("v_gcnt", np.uint16(0))
+        self._grad_dirty = False
+
+    # ---- inference -----------------------------------------------------------------------
+    def predict(self, X) -> np.ndarray:
+        """Outputs of the network for every sample (forward passes on the wafer)."""
+        self._check_idle("predict")
+        X = self._inputs(X)
+        self._words(train=False, accumulate=False, k=1, scales=((1, 0.0), 0.0))
+        out, _, _ = self._stream(X, None)
+        self.stats_.samples_inferred += X.shape[0]
+        return out
+
+    def _evaluate(self, X, Y, labels) -> dict:
+        self._words(train=False, accumulate=False, k=1, scales=((1, 0.0), 0.0))
+        out, _, _ = self._stream(X, None)
+        self.stats_.samples_inferred += X.shape[0]
+        loss = float(np.mean((out.astype(np.float64) - Y.astype(np.float64)) ** 2))
+        return {"loss": loss, "accuracy": _accuracy(out, labels, Y)}
+
+    def evaluate(self, X, y) -> dict:
+        """{"loss": mean squared error, "accuracy": share of argmax hits (labels, or the
+        argmax of target vectors)} over (X, y), from the outputs the wafer computes."""
+        self._check_idle("evaluate")
+        X = self._inputs(X)
+        Y, labels = self._targets(y, X.shape[0])
+        return self._evaluate(X, Y, labels)
+
+    # ---- one pass at a time ------------------------------------------------------------
+    def forward(self, x) -> np.ndarray:
+        """The forward pass of one sample; its activations stay in the PEs for delta()."""
+        self._check_idle("forward")
+        X = self._inputs(x, "x")
+        if X.shape[0] != 1:
+            raise ConfigError(f"forward() takes one sample, got {X.shape[0]}")
+        self._words(train=True, accumulate=True, k=1, scales=((1, -self.lr), -self.lr))
+        out = self._stream_forward_only(X)
+        self._pending = X
+        return out[0]
+
+    def _stream_forward_only(self, X):
+        p, w = self.plan, self.plan.wafer
+        a0 = p.colors["A0"]
+        for (d, i, c), port in zip(input_streams(X, p.layers[0].in_groups, p.dtype), p.input_ports):
+            w.inject(port, a0, d, index=i, ctrl=c)
+        st = w.run()
+        self.stats_.add_run(st)
+        out, _, done = decode_outputs(w.collect(), p.output_ports, p.colors[f"A{len(p.layers) % 2}"],
+                                      X.shape[0], p.n_out, p.dtype)
+        return out
+
+    def delta(self, y) -> list[np.ndarray]:
+        """The delta pass (with the chain pass's gradients accumulated, not applied) of the
+        sample forward() left in the PEs; returns each layer's delta (read from the
+        finalizers' memories)."""
+        if self._pending is None:
+            raise ConfigError("delta() needs a forward() first")
+        y = np.asarray(y)
+        Y, _ = self._targets(y.reshape(1) if y.ndim == 0 else y.reshape(1, -1), 1, "target")
+        p, w = self.plan, self.plan.wafer
+        jt = p.colors[f"J{len(p.layers) % 2}"]
+        for d, port in zip(target_streams(Y, p.layers[-1].out_groups, p.dtype), p.output_ports):
+            w.inject(port, jt, d)
+        st = w.run()
+        self.stats_.add_run(st)
+        w.collect()
+        self._pending = None
+        self._grad_dirty = True
+        return self._deltas()
+
+    def _deltas(self) -> list[np.ndarray]:
+        p = self.plan
+        out = []
+        for b in p.layers:
+            dl = np.zeros(b.dense.n_out, dtype=np.float32)
+            for c in range(b.cols):
+                s = p.specs[b.finalizer(c)]
+                dl[s.o0:s.o0 + s.nout] = p.wafer.memcpy_d2h("delta", rect=b.finalizer(c)).ravel()
+            out.append(dl)
+        return out
+
+    def chain(self) -> None:
+        """Applies the gradients delta() accumulated: W -= lr * G, b -= lr * Gb (an update
+        task launched on every PE)."""
+        self._check_idle("chain")
+        if not self._grad_dirty:
+            raise ConfigError("chain() needs a delta() first")
+        p, w = self.plan, self.plan.wafer
+        self._words(train=True, accumulate=True, k=1, scales=((1, -self.lr), -self.lr))
+        for b in p.layers:
+            w.launch(T.APPLY, rect=b.rect)
+        st = w.run()
+        self.stats_.add_run(st)
+        self._grad_dirty = False
+
+    # ---- results ---------------------------------------------------------------------------
+    def weights(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """(W, b) per layer, read back from the PE memories."""
+        return self.plan.read_weights()
+
+    def model(self) -> Sequential:
+        """A copy of the plan's model with the trained parameters."""
+        m = self.plan.model.copy()
+        for d, (W, b) in zip(m.dense_layers(), self.weights()):
+            d.linear.weight = W
+            if b is not None:
+                d.linear.bias = b
+        return m
+
+    def stats(self) -> TrainStats:
+        """Cycles, busy time per PE and pass, traffic per color, skipped zeros, memory."""
+        return self.stats_
+
+
+def _accuracy(out: np.ndarray, labels, Y) -> float:
+    want = labels if labels is not None else np.argmax(Y, axis=1)
+    return float(np.mean(np.argmax(out, axis=1) == want))
+
+
+def _concat(parts):
+    from ..stats import Arrivals
+
+    if not parts:
+        e = np.zeros(0, np.int64)
+        return Arrivals(row=e, col=e, port=e, color=e, data=e.astype(np.uint32), index=e,
+                        ctrl=e.astype(bool), hops=e, injected=e, arrived=e)
+    if len(parts) == 1:
+        return parts[0]
+    fields = ("row", "col", "port", "color", "data", "index", "ctrl", "hops", "injected", "arrived")
+    return Arrivals(**{f: np.concatenate([getattr(a, f) for a in parts]) for f in fields})
+
+
+def _tqdm():
+    from tqdm.auto import tqdm
+
+    return tqdm

@@ -55,6 +55,7 @@ class PeSpec:
     dtype: str              # "fp32" or "fp16"
     slots: int              # samples in flight this PE can hold
     n_out_layer: int        # outputs of the whole layer (the loss divides by it)
+    qcap: int               # input queue capacity of a CE: the size of a send round
     # colors
     a_in: int               # activations into this row (a task color)
     d_col: int              # deltas down this column (a task color)
@@ -111,19 +112,36 @@ def pe_source(s: PeSpec) -> str:
                     f"utid={color & 7}, ue={ue}, ac={ac}")
         return f"{name}: .dsd fabric_in, length={length}, sw=1, utid={utid}, ue={ue}, ac={ac}"
 
+    def stage_dsds(q, stage, color, utid, ac):
+        return "\n".join([
+            f"{q}s: .dsd fabric_out, color={stage}, length=1, sw=1, wli=1",
+            f"{q}:  .dsd fabric_in, length=1, sw=1, sc=1, ch={stage >> 3}, utid={stage & 7}, us=1",
+            f"{q}o: .dsd fabric_out, color={color}, length=1, sw=1, wli=1, ue=1, utid={utid}, ac={ac}"])
+
     # ------------------------------------------------------------------ data
     add(f"; layer {s.layer} PE ({s.row}, {s.col}) of {s.rows} x {s.cols}: inputs "
         f"[{s.i0}, {s.i0 + nin}), outputs [{s.o0}, {s.o0 + nout}), {TY}, {K} slot(s)"
         + ("; finalizer of its column" if F else ""))
     add(".data")
     add(f"d_wrow:   .dsd mem1d, base=w, length={nout}, stride={E}, wli=1")
-    add(f"d_wcol:   .dsd mem1d, base=w, length={nin}, stride={rowb}, wli=1")
+    # Column views of W (and of the activation slots beside it) step by a whole row; a 1D
+    # descriptor's stride has 9 signed bits [0523], so wider rows use a 4D descriptor
+    # with one dimension and the XDSD's 15-bit stride [0550].
+    def column(name, base, stride, wli, xdsr):
+        w_ = ", wli=1" if wli else ""
+        if stride <= 255:
+            return f"{name}: .dsd mem1d, base={base}, length={nin}, stride={stride}{w_}"
+        return f"{name}: .dsd mem4d, base={base}, dims=({nin},), xdsr={xdsr}{w_}"
+
     add(f"d_fpsum:  .dsd mem1d, base=fpsum, length={nout}, stride={E}")
     add(f"d_actst:  .dsd mem1d, base=w + {nout * E}, length=1, stride={E}, wli=1")
-    add(f"d_actz:   .dsd mem1d, base=w + {nout * E}, length={nin}, stride={rowb}, wli=1")
+    add(column("d_wcol", "w", rowb, True, 3))
+    add(column("d_actz", f"w + {nout * E}", rowb, True, 3))
     for k in range(K):
-        add(f"d_actc{k}:  .dsd mem1d, base=w + {(nout + k) * E}, length={nin}, stride={rowb}")
-    add(f"d_gcol:   .dsd mem1d, base=g, length={nin}, stride={nout * E}, wli=1")
+        add(column(f"d_actc{k}", f"w + {(nout + k) * E}", rowb, False, 3))
+    add(column("d_gcol", "g", nout * E, True, 4))
+    add(f"x_col:    .xdsd mem4d, dims=({nin},), strides=({rowb},)")
+    add(f"x_gcol:   .xdsd mem4d, dims=({nin},), strides=({nout * E},)")
     add(f"d_gall:   .dsd mem1d, base=g, length={nin * nout}, stride={E}")
     add(f"x_wall:   .xdsd mem4d, dims=({nout}, {nin}), strides=(unit, {rowb})")
     add(f"d_wall:   .dsd mem4d, base=w, dims=({nout}, {nin}), xdsr=2")
@@ -149,10 +167,9 @@ def pe_source(s: PeSpec) -> str:
             add(f"d_gb:     .dsd mem1d, base=gb, length={nout}, stride={E}")
         add(f"d_aw:     .dsd mem1d, base=aslots, length={nout}, stride={E}, wli=1")
         add("d_flagw:  .dsd mem1d, base=v_flags, length=1, stride=2, wli=1")
-        add(f"d_aout:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, wli=1")
-        add(f"d_acl:    .dsd fabric_out, color={s.a_out}, length=1, sw=1, c=1, index={T.F_CLOSE}")
-        add(f"d_acle:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, c=1, "
-            f"index={T.F_CLOSE_END}")
+        # staged sparse sends (see _staged_sender): a local queue, and one forwarding
+        # operation per round from it to the fabric (lengths patched per round)
+        add(stage_dsds("d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX))
         add(f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}")
         add(f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}")
         add(fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN))
@@ -160,11 +177,7 @@ def pe_source(s: PeSpec) -> str:
         add(f"d_fpr:    .dsd mem1d, base=fpr, length={nout}, stride={E}")
         add(f"d_delta:  .dsd mem1d, base=delta, length={nout}, stride={E}")
         if s.d_send:
-            add(f"d_dout:   .dsd fabric_out, color={s.d_col}, length=1, sw=1, wli=1")
-            add(f"d_dcl:    .dsd fabric_out, color={s.d_col}, length=1, sw=1, c=1, "
-                f"index={T.B_CLOSE}")
-            add(f"d_dcle:   .dsd fabric_out, color={s.d_col}, length=1, sw=1, c=1, "
-                f"index={T.B_CLOSE_END}")
+            add(stage_dsds("d_dxq", T.STAGE_DTX, s.d_col, T.UT_DTX, T.DTX))
         if s.last:
             add(f"d_lout:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, wli=1")
     # variables: the first 512 bytes, where ld16 / st16 reach [0603]
@@ -189,6 +202,15 @@ def pe_source(s: PeSpec) -> str:
     if F:
         add("v_flags:  .space u16, " + str(K) + "  ; per slot: the sample ends a mini-batch")
         add("v_jcnt:   .u16 0          ; forward passes done whose backward pass has not started")
+        add("v_txp:    .u16 0          ; activation sender: next element, its index, left, closeout")
+        add("v_txi:    .u16 0")
+        add("v_txn:    .u16 0")
+        add("v_txc:    .u16 0")
+        add("v_dxp:    .u16 0          ; delta sender: the same")
+        add("v_dxi:    .u16 0")
+        add("v_dxn:    .u16 0")
+        add("v_dxc:    .u16 0")
+        add("v_dflag:  .u16 0          ; the back-propagated sample ends a mini-batch")
         add("v_dpbusy: .u16 0          ; a backward pass is in progress here")
     add(".align 4")
     add(f"c_neglr:  .space {TY}, 1     ; -learning rate")
@@ -245,6 +267,8 @@ def pe_source(s: PeSpec) -> str:
             add(f".task fin2, {T.FIN2}")
         if s.row < s.rows - 1:
             add(f".task fin3, {T.FIN3}")
+        add(f".task tx, {T.TX}")
+        add(f".task dx, {T.DTX}")
         add(f".task j_first, {s.j_in}")
         add(f".task j_read, {T.JREAD}")
         add(f".task dfin, {T.DFIN}")
@@ -258,6 +282,8 @@ def pe_source(s: PeSpec) -> str:
     add("        lds0wds S0[0], d_fpsum")
     add("        lds1wds S1[0], d_wrow")
     add("        lddwds  D[0], d_actst")
+    add("        ldxds   X[3], x_col")
+    add("        ldxds   X[4], x_gcol")
     add("        lds1wds S1[1], d_wcol")
     add("        lds0wds S0[2], d_wcol")
     add("        lds1wds S1[2], d_actc0")
@@ -267,6 +293,8 @@ def pe_source(s: PeSpec) -> str:
     # colors read only by asynchronous operations never start tasks
     if F:
         add(f"        block {s.j_in}                    ; until a forward pass is done here")
+        add(f"        block {T.STAGE_TX}                    ; staging queues start no task")
+        add(f"        block {T.STAGE_DTX}")
     for c in sorted({x for x in (s.p_in, s.h_in) if x is not None}
                     | ({s.p_low} if F and s.row > 0 else set())
                     | ({s.p_high} if F and s.row < s.rows - 1 else set())):
@@ -420,26 +448,93 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     # transmit the nonzero activations, each with its neuron index [0408], [0424]
     add("        li r6, aslots")
     add("        add16 r6, r6, r12")
-    add("        mov16 r4, r9")
-    add("        ld16 r13, c_oend")
-    add("        lddwds  D[11], d_aout")
-    add("tx:     eq16 r4, r13")
-    add("        bt txc")
-    add(f"        {MV} r0, [r6]")
+    add("        st16 r6, v_txp")
+    add("        st16 r9, v_txi")
+    add(f"        li r5, {s.nout}")
+    add("        st16 r5, v_txn")
+    add("        movi r5, 1")
+    add("        st16 r5, v_txc")
+    L.extend(_staged_sender("tx", s, FX, MV, stage=T.STAGE_TX, q_dsd="d_txq", send=True,
+                            out_utid=T.UT_TX,
+                            close_ids=(T.F_CLOSE, T.F_CLOSE_END), flag_var="v_flag", hook=[],
+                            done=["        jmp fp_end"]))
+    return L
+
+def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: str, send: bool,
+                   out_utid: int, close_ids: tuple[int, int], flag_var: str, hook: list[str],
+                   done: list[str]) -> list[str]:
+    """A round-based sender of sparse wavelets (f_txact:tx [0413]): each round scans the
+    next elements of the vector at v_{p}p, puts every nonzero one as (value, index) into the
+    local queue ``stage`` (and runs ``hook`` on it, with the value in r2 and the index in
+    r4), stages the closeout after the last element, and forwards the round with one
+    asynchronous sparse operation, whose completion starts the next round. A suspended
+    operation re-reads registers when it resumes, so the index travels in the staged
+    wavelets themselves (US [0506]) rather than in r4; the foreground never waits for the
+    fabric. A round holds at most ``qcap`` wavelets: the staging queue never fills."""
+    E = s.esize
+    L = []
+    add = L.append
+    add(f"{p}:     ld16 r6, v_{p}p")
+    if send:
+        add(f"        lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)")
+    add(f"        ld16 r4, v_{p}i")
+    add(f"        ld16 r13, v_{p}n")
+    add("        movi r12, 0")
+    add(f"        li r14, {s.qcap}")
+    add(f"{p}l:    eq16 r13, #0")
+    add(f"        bt {p}e")
+    add("        eq16 r12, r14")
+    add(f"        bt {p}f                         ; the round is full")
+    add(f"        {MV} r2, [r6]")
     add(f"        addi r6, {E}")
-    add(f"        feq{FX} r0, #0")
-    add("        bt txn")
-    add(f"        {MV} D[11], r0                  ; (a_j, index j) to the next layer")
-    add("txn:    addi r4, 1")
-    add("        jmp tx")
-    add("txc:    ld16 r5, v_flag")
-    add("        eq16 r5, #0")
-    add("        bt txc0")
-    add("        lddwds  D[11], d_acle")
-    add("        jmp txc1")
-    add("txc0:   lddwds  D[11], d_acl")
-    add(f"txc1:   {MV} D[11], r0                  ; closeout [0413], [0419]")
-    add("        jmp fp_end")
+    add("        addi r13, -1")
+    add(f"        feq{FX} r2, #0")
+    add(f"        bt {p}n                         ; zeros are not sent [0408]")
+    if send:
+        add(f"        {MV} D[1], r2                   ; stage (value, index)")
+        add("        addi r12, 1")
+    if hook:
+        add("        mov16 r1, r4")
+        add("        mov16 r15, r6")
+        L.extend(hook)
+        add(f"{p}r:    mov16 r4, r1")
+        add("        mov16 r6, r15")
+    add(f"{p}n:    addi r4, 1")
+    add(f"        jmp {p}l")
+    if send:
+        add(f"{p}e:    ld16 r5, v_{p}c")
+        add("        eq16 r5, #0")
+        add(f"        bt {p}f                         ; the closeout is staged already")
+        add("        eq16 r12, r14")
+        add(f"        bt {p}f")
+        add("        movi r5, 0")
+        add(f"        st16 r5, v_{p}c")
+        add(f"        ld16 r5, {flag_var}")
+        add("        eq16 r5, #0")
+        add(f"        li r4, {0xFFC0 | close_ids[1]}")
+        add(f"        bf {p}c")
+        add(f"        li r4, {0xFFC0 | close_ids[0]}")
+        add(f"{p}c:    {MV} D[1], r2                   ; stage the closeout (index bits 15:6 set [0505])")
+        add("        addi r12, 1")
+        add(f"{p}f:    st16 r6, v_{p}p")
+        add(f"        st16 r4, v_{p}i")
+        add(f"        st16 r13, v_{p}n")
+        add("        eq16 r12, #0")
+        add(f"        bt {p}d                         ; everything is out")
+        add(f"        li r5, {(stage & 1) << 15}")
+        add("        or16 r5, r5, r12")
+        add(f"        st16 r5, {q_dsd}                ; this round's length (Length is bits 14:0)")
+        add(f"        li r5, {(out_utid & 1) << 15}")
+        add("        or16 r5, r5, r12")
+        add(f"        st16 r5, {q_dsd}o")
+        add(f"        lds1wds S1[6], {q_dsd}")
+        add(f"        lddwds  D[2], {q_dsd}o")
+        add(f"        {MV}.t D[2], S1[6]              ; forward the round, asynchronously")
+    else:
+        add(f"{p}e:")
+        add(f"{p}f:")
+    add(f"{p}d:")
+    L.extend(done)
     return L
 
 
@@ -508,7 +603,7 @@ def _delta_body(s: PeSpec, FX: str, E: int, inline: bool) -> list[str]:
     """DP and CP for one delta delta_j (r2, index j in r4). The task version terminates;
     the finalizer's inline version returns to its transmit loop."""
     p = "i" if inline else ""
-    end = "jmp dtn" if inline else None
+    end = "jmp dxr" if inline else None
     L = []
     add = L.append
     add("        sub16 r4, r4, r9")
@@ -696,35 +791,23 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
         add("        lds1wds S1[9], d_delta")
         add(f"        fadd{FX} S0[9], S0[9], S1[9]      ; Gb += delta")
     # send the nonzero deltas down the column; apply each to this PE's own block
-    add("dtx0:   li r14, delta")
-    add("        mov16 r15, r9")
-    if s.d_send:
-        add("        lddwds  D[9], d_dout")
-    add("dtx:    ld16 r5, c_oend")
-    add("        eq16 r15, r5")
-    add("        bt dtc")
-    add("        mov16 r6, r14")
-    add(f"        {MV} r2, [r6]")
-    add(f"        addi r14, {E}")
-    add(f"        feq{FX} r2, #0")
-    add("        bt dtn")
-    add("        mov16 r4, r15")
-    if s.d_send:
-        add(f"        {MV} D[9], r2                   ; (delta_j, index j) down the column")
-    L.extend(_delta_body(s, FX, E, inline=True))
-    add("dtn:    addi r15, 1")
-    add("        jmp dtx")
-    add("dtc:    ld16 r4, v_bpsl")
+    add("dtx0:   ld16 r4, v_bpsl")
     add("        add16 r4, r4, r4")
     add("        li r6, v_flags")
     add("        add16 r6, r6, r4")
     add("        mov16 r5, [r6]                 ; does this sample end a mini-batch?")
-    if s.d_send:
-        add("        eq16 r5, #0")
-        add("        bt dtc0")
-        add("        lddwds  D[9], d_dcle")
-        add("        jmp dtc1")
-        add("dtc0:   lddwds  D[9], d_dcl")
-        add(f"dtc1:   {MV} D[9], r2                   ; delta closeout [0420]")
-    add("        jmp bc")
+    add("        st16 r5, v_dflag")
+    add("        li r6, delta")
+    add("        st16 r6, v_dxp")
+    add("        st16 r9, v_dxi")
+    add(f"        li r5, {nout}")
+    add("        st16 r5, v_dxn")
+    add(f"        movi r5, {1 if s.d_send else 0}")
+    add("        st16 r5, v_dxc")
+    # each nonzero delta goes down the column and is applied to this PE's own block
+    L.extend(_staged_sender("dx", s, FX, MV, stage=T.STAGE_DTX, q_dsd="d_dxq", send=s.d_send,
+                            out_utid=T.UT_DTX, close_ids=(T.B_CLOSE, T.B_CLOSE_END),
+                            flag_var="v_dflag", hook=_delta_body(s, FX, E, inline=True),
+                            done=["        ld16 r5, v_dflag", "        jmp bc             "
+                                  "            ; this PE's own delta closeout"]))
     return L

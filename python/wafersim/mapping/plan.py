@@ -107,7 +107,8 @@ class Plan:
         return PeSpec(layer=b.index, last=b.index == L - 1, row=r, col=c, rows=b.rows,
                       cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout, activation=d.activation,
                       bias=d.has_bias, dtype=self.dtype, slots=self.slots,
-                      n_out_layer=d.n_out, a_in=col[f"A{b.index % 2}"], d_col=col["D"],
+                      n_out_layer=d.n_out, qcap=self.wafer._core.ce_config.input_queue_depth,
+                      a_in=col[f"A{b.index % 2}"], d_col=col["D"],
                       p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in, **extra)
 
     def _build_programs(self) -> None:
@@ -360,9 +361,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     if cfg.microthreads < 8:
         raise ConfigError(f"the mapping uses 8 microthread entries; this wafer's CEs have "
                           f"{cfg.microthreads}")
-    if wafer.colors > T.LOWEST:
-        raise ConfigError(f"the mapping's local task ids start at {T.LOWEST}; a wafer with "
-                          f"{wafer.colors} fabric colors leaves too few local ids")
+    if wafer.colors > T.STAGE_DTX:
+        raise ConfigError(f"the mapping stages its sends in local queues {T.STAGE_DTX} and "
+                          f"{T.STAGE_TX}, which need a wafer with at most {T.STAGE_DTX} routable "
+                          f"colors (this one has {wafer.colors})")
+    if cfg.input_queue_depth < 2:
+        raise ConfigError("the mapping needs CE input queues of at least 2 entries")
     layer_blocks = []
     col = c0
     for i, (d, (r, c)) in enumerate(zip(dense, shapes)):

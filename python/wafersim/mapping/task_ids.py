@@ -38,9 +38,14 @@ LOSS_INDEX = 0x7FFF
 #: destination's UTID; one that only reads the fabric and names its color with SC uses
 #: entry color & 7. So the forward partial-sum colors P0/P1 land on entries 4 and 7, and the
 #: delta-sum colors J0/J1 on an entry no other operation of that PE uses.
-UT_PCHAIN, UT_HCHAIN = 2, 3
+UT_TX, UT_DTX, UT_PCHAIN, UT_HCHAIN = 0, 1, 2, 3
 UT_FREE_FOR_SC = (4, 7)
-UT_FOR_J = (0, 1, 5, 6)
+UT_FOR_J = (5, 6)
+
+#: Local queues where a finalizer stages its sparse sends (ids below 32, so that an
+#: operation can name them with SC's five bits [0510]; a wafer for a mapping has at most 30
+#: routable colors).
+STAGE_TX, STAGE_DTX = 31, 30
 
 #: Roles of the fabric colors a mapping uses (see colors.py).
 COLOR_ROLES = ("A0", "A1", "D", "H0", "P0", "H1", "J0", "P1", "J1")

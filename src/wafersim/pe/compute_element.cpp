@@ -187,6 +187,7 @@ void ComputeElement::suspend_foreground() {
   // [0606]-[0607], [0609]: save the operation to its UT State entry, write its progress
   // back into the descriptors, and let the task go on with its next instruction.
   write_back_progress(core_, *fg_);
+  fg_->regs = core_.gpr;  // its private registers from now on (see VectorOp::regs)
   const Instruction in = fg_->in;
   const int e = fg_->ut_entry;
   std::swap(ut_[static_cast<size_t>(e)], fg_);  // reuses the entry's old storage, if any
@@ -201,7 +202,16 @@ void ComputeElement::suspend_foreground() {
 void ComputeElement::run_microthread(int slot, const Probe& p) {
   VectorOp& op = *ut_[static_cast<size_t>(slot)];
   ++core_.stats().microthread_iterations;
-  if (!iterate(core_, op, p)) return;
+  // Iterate on the operation's own registers; only a register destination reaches the
+  // register file.
+  std::swap(core_.gpr, op.regs);
+  const bool finished = iterate(core_, op, p);
+  std::swap(core_.gpr, op.regs);
+  if (op.dst.kind == OpndKind::gpr) {
+    core_.gpr[op.dst.reg] = op.regs[op.dst.reg];
+    if (op.dst.bytes == 4) core_.gpr[op.dst.reg + 1] = op.regs[op.dst.reg + 1];
+  }
+  if (!finished) return;
   complete(core_, op);
   if (core_.cfg.trace) {
     core_.stats().microthread_spans.push_back(

@@ -3,6 +3,7 @@
 // the foreground or, once suspended, as a microthread in a UT State entry [0604]-[0610].
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "wafersim/pe/ce_core.hpp"
@@ -24,6 +25,12 @@ struct VectorOp {
   int ut_entry = -1;           // the UT State entry it would occupy [0362]
   bool colorset = false;   // block / unblock / activate over a vector of ids
   bool terminated = false; // ended by a control wavelet with Term [0504]
+  // Once suspended, the operation works on its own copy of the register file, taken when
+  // it suspended (part of its UT State [0609], [0610]): its register sources, the fmac
+  // scalar (GPR2/3) and the index register (GPR4, for WLI and written by US / CX) come
+  // from the copy, so tasks that run meanwhile and the operation cannot disturb each other.
+  // Only a register destination is written back to the register file.
+  std::array<uint16_t, isa::kGprs> regs{};
 
   const char* mnemonic() const { return in.mnemonic(); }
 };

@@ -1,0 +1,267 @@
+"""Plain numpy references for training on the wafer.
+
+* :class:`DeviceOrderMLP` computes forward, delta and chain passes in fp32 with exactly
+  the operations, roundings and summation order the mapping documents (docs/training.md,
+  "Order of operations"): every fused multiply-add rounded once, partial sums added along
+  a column toward its finalizer and along a row toward column 0. It is written from the
+  math, without the emulator, so a wafer run must equal it bit for bit.
+* :func:`train_numpy` is ordinary per-sample (or mini-batch) gradient descent in float64
+  or float32, in the order a textbook writes it, for comparisons with a tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["fma32", "DeviceOrderMLP", "train_numpy", "mlp_forward"]
+
+_f32, _f64 = np.float32, np.float64
+
+
+def fma32(a, b, c) -> np.ndarray:
+    """a * b + c for float32 arrays with one rounding (to nearest even), like the CE's
+    fused multiply-add [0675]. The product is exact in float64; the sum's error term comes
+    from TwoSum, and decides the one case float64 -> float32 rounding can get wrong (a
+    float64 sum exactly halfway between two floats32)."""
+    a64, b64, c64 = (np.asarray(v, dtype=_f32).astype(_f64) for v in (a, b, c))
+    p = a64 * b64
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    r = s.astype(_f32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r64 = r.astype(_f64)
+        up = np.nextafter(r, _f32(np.inf))
+        down = np.nextafter(r, _f32(-np.inf))
+        other = np.where(s > r64, up, down)
+        tie = np.isfinite(s) & (s != r64) & (s == (r64 + other.astype(_f64)) / 2) & (err != 0)
+        toward = np.where(err > 0, up, down)
+        fixed = np.where((toward.astype(_f64) - s) * err > 0, toward, r)
+    return np.where(tie, fixed, r).astype(_f32)
+
+
+def _groups(n: int, k: int) -> list[tuple[int, int]]:
+    parts = np.array_split(np.arange(n), k)
+    return [(int(p[0]), len(p)) for p in parts]
+
+
+def _act(name: str, z: np.ndarray) -> np.ndarray:
+    z = z.astype(_f32)
+    if name == "relu":
+        return np.where(z > 0, z, _f32(0)).astype(_f32)
+    if name == "sigmoid":  # rounded once from double, as the CE does
+        return np.array([_f32(1.0 / (1.0 + math.exp(-float(v)))) for v in z], dtype=_f32)
+    if name == "tanh":
+        return np.array([v if v == 0 else _f32(math.tanh(float(v))) for v in z], dtype=_f32)
+    return z
+
+
+def _fprime(name: str, a: np.ndarray) -> np.ndarray | None:
+    if name == "relu":
+        return (a > 0).astype(_f32)
+    if name == "sigmoid":
+        return ((_f32(1) - a).astype(_f32) * a).astype(_f32)
+    if name == "tanh":
+        return (_f32(1) - (a * a).astype(_f32)).astype(_f32)
+    return None
+
+
+def mlp_forward(params, activations, x) -> np.ndarray:
+    """Float64 forward pass (for tolerance checks)."""
+    a = np.asarray(x, dtype=_f64)
+    for (W, b), name in zip(params, activations):
+        z = a @ np.asarray(W, _f64).T + (0 if b is None else np.asarray(b, _f64))
+        a = {"relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+             "tanh": np.tanh}.get(name, lambda v: v)(z)
+    return a
+
+
+class DeviceOrderMLP:
+    """fp32 training in the wafer's order of operations for block shapes ``shapes``
+    ((rows, cols) per layer). ``params``: (W, b or None) per layer; ``activations``: names."""
+
+    def __init__(self, params, activations, shapes):
+        self.W = [np.array(W, dtype=_f32) for W, _ in params]
+        self.b = [None if b is None else np.array(b, dtype=_f32) for _, b in params]
+        self.act = list(activations)
+        self.shapes = [tuple(s) for s in shapes]
+        self.G = [np.zeros_like(W) for W in self.W]
+        self.Gb = [None if b is None else np.zeros_like(b) for b in self.b]
+        self.gcount = 0
+
+    # -- forward ---------------------------------------------------------------------------
+    def _layer_forward(self, l: int, a_in: np.ndarray) -> np.ndarray:
+        W, b = self.W[l], self.b[l]
+        R, C = self.shapes[l]
+        n_out, n_in = W.shape
+        z = np.zeros(n_out, dtype=_f32)
+        for o0, no in _groups(n_out, C):
+            cols = slice(o0, o0 + no)
+            c = _groups(n_out, C).index((o0, no))
+            psum = []
+            for i0, ni in _groups(n_in, R):
+                s = np.zeros(no, dtype=_f32)
+                for i in range(i0, i0 + ni):       # arrival order: ascending index
+                    if a_in[i] != 0:               # zeros are never sent [0408]
+                        s = fma32(W[cols, i], np.full(no, a_in[i], _f32), s)
+                psum.append(s)
+            # chain toward the finalizer (row c): from row 0 up, from row R-1 down
+            acc = psum[0]
+            for r in range(1, c + 1):
+                acc = (acc + psum[r]).astype(_f32)
+            if c < R - 1:
+                high = psum[R - 1]
+                for r in range(R - 2, c, -1):
+                    high = (high + psum[r]).astype(_f32)
+                acc = (high + acc).astype(_f32)
+            if b is not None:
+                acc = (acc + b[cols]).astype(_f32)
+            z[cols] = acc
+        return _act(self.act[l], z)
+
+    def forward(self, x) -> list[np.ndarray]:
+        """Activations per layer boundary: [input, layer 0 out, ..., output]."""
+        acts = [np.asarray(x, dtype=_f32)]
+        for l in range(len(self.W)):
+            acts.append(self._layer_forward(l, acts[-1]))
+        return acts
+
+    # -- backward ----------------------------------------------------------------------------
+    def _output_delta(self, a: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+        n = len(a)
+        invn, twon = _f32(1.0 / n), _f32(2.0 / n)
+        _, C = self.shapes[-1]
+        e = (a - np.asarray(y, _f32)).astype(_f32)
+        loss = 0.0
+        for o0, no in _groups(n, C):
+            sq = (e[o0:o0 + no] * e[o0:o0 + no]).astype(_f32)
+            acc = _f32(0)
+            for v in sq:
+                acc = _f32(acc + v)
+            loss += float(_f32(acc * invn))
+        d = (e * twon).astype(_f32)
+        fp = _fprime(self.act[-1], a)
+        if fp is not None:
+            d = (d * fp).astype(_f32)
+        return d, loss
+
+    def _layer_backward(self, l: int, a_in: np.ndarray, d: np.ndarray, mode: str, lr) -> np.ndarray | None:
+        """DP and CP of layer l for delta d (its outputs' deltas). Returns the delta sums of
+        its inputs (before f'), or None for layer 0."""
+        W = self.W[l]
+        R, C = self.shapes[l]
+        n_out, n_in = W.shape
+        neglr = _f32(-lr)
+        dps = {}
+        for r, (i0, ni) in enumerate(_groups(n_in, R)):
+            rows = slice(i0, i0 + ni)
+            a = a_in[rows]
+            for c, (o0, no) in enumerate(_groups(n_out, C)):
+                dp = np.zeros(ni, dtype=_f32)
+                for j in range(o0, o0 + no):
+                    if d[j] == 0:
+                        continue
+                    dj = np.full(ni, d[j], _f32)
+                    if l > 0:
+                        dp = fma32(W[j, rows], dj, dp)               # DP [0409]
+                    if mode == "sgd":
+                        s = np.full(ni, _f32(d[j] * neglr), _f32)
+                        W[j, rows] = fma32(a, s, W[j, rows])          # CP, in place [0617]
+                    else:
+                        self.G[l][j, rows] = fma32(a, dj, self.G[l][j, rows])
+                dps[(r, c)] = dp
+        if self.b[l] is not None:
+            if mode == "sgd":
+                self.b[l] = fma32(d, np.full(n_out, neglr, _f32), self.b[l])
+            else:
+                self.Gb[l] = (self.Gb[l] + d).astype(_f32)
+        if l == 0:
+            return None
+        tot = np.zeros(n_in, dtype=_f32)
+        for r, (i0, ni) in enumerate(_groups(n_in, R)):
+            acc = dps[(r, C - 1)]
+            for c in range(C - 2, -1, -1):                          # west along the row
+                acc = (acc + dps[(r, c)]).astype(_f32)
+            tot[i0:i0 + ni] = acc
+        return tot
+
+    def backward(self, acts, y, mode: str = "sgd", lr: float = 0.0):
+        """Delta and chain passes for one sample; returns (deltas per layer, loss)."""
+        d, loss = self._output_delta(acts[-1], y)
+        deltas = [None] * len(self.W)
+        for l in range(len(self.W) - 1, -1, -1):
+            deltas[l] = d
+            tot = self._layer_backward(l, acts[l], d, mode, lr)
+            if tot is not None:
+                fp = _fprime(self.act[l - 1], acts[l])
+                d = tot if fp is None else (tot * fp).astype(_f32)
+        if mode != "sgd":
+            self.gcount += 1
+        return deltas, loss
+
+    def apply(self, scale) -> None:
+        """W += G * scale, b += Gb * scale; G = 0 (a mini-batch's update)."""
+        s = _f32(scale)
+        for l in range(len(self.W)):
+            self.W[l] = fma32(self.G[l], np.full_like(self.G[l], s), self.W[l])
+            self.G[l][:] = 0
+            if self.b[l] is not None:
+                self.b[l] = fma32(self.Gb[l], np.full_like(self.Gb[l], s), self.b[l])
+                self.Gb[l][:] = 0
+        self.gcount = 0
+
+    def fit(self, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1):
+        """Trains on the samples in order; returns (outputs, losses) per sample."""
+        outs, losses = [], []
+        n = len(X)
+        for k in range(n):
+            acts = self.forward(X[k])
+            outs.append(acts[-1])
+            _, loss = self.backward(acts, Y[k], "sgd" if algo == "sgd" else "acc", lr)
+            losses.append(loss)
+            if algo != "sgd" and ((k + 1) % batch_size == 0 or k == n - 1):
+                self.apply(-lr / self.gcount)
+        return np.array(outs), np.array(losses)
+
+    def params(self):
+        return list(zip(self.W, self.b))
+
+
+def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1,
+                epochs: int = 1, order=None, dtype=np.float64):
+    """Textbook gradient descent with the loss mean((a - y)^2) per sample; mini-batches
+    average their gradients. ``order``: per epoch, the sample order (default: as given).
+    Returns the parameters [(W, b)]."""
+    P = [(np.array(W, dtype), None if b is None else np.array(b, dtype)) for W, b in params]
+    X = np.asarray(X, dtype)
+    Y = np.asarray(Y, dtype)
+    fs = {"relu": (lambda z: np.maximum(z, 0), lambda a: (a > 0).astype(dtype)),
+          "sigmoid": (lambda z: 1 / (1 + np.exp(-z)), lambda a: a * (1 - a)),
+          "tanh": (np.tanh, lambda a: 1 - a * a),
+          "identity": (lambda z: z, lambda a: np.ones_like(a))}
+    n = len(X)
+    for ep in range(epochs):
+        idx = np.arange(n) if order is None else np.asarray(order[ep])
+        for s0 in range(0, n, batch_size if algo != "sgd" else 1):
+            batch = idx[s0:s0 + (batch_size if algo != "sgd" else 1)]
+            gW = [np.zeros_like(W) for W, _ in P]
+            gb = [None if b is None else np.zeros_like(b) for _, b in P]
+            for k in batch:
+                acts = [X[k]]
+                for (W, b), name in zip(P, activations):
+                    z = W @ acts[-1] + (0 if b is None else b)
+                    acts.append(fs[name][0](z))
+                a = acts[-1]
+                d = (a - Y[k]) * (2.0 / len(a)) * fs[activations[-1]][1](a)
+                for l in range(len(P) - 1, -1, -1):
+                    gW[l] += np.outer(d, acts[l])
+                    if gb[l] is not None:
+                        gb[l] += d
+                    if l > 0:
+                        d = (P[l][0].T @ d) * fs[activations[l - 1]][1](acts[l])
+            m = len(batch)
+            P = [(W - lr * gW[l] / m, None if b is None else b - lr * gb[l] / m)
+                 for l, (W, b) in enumerate(P)]
+    return P

@@ -49,7 +49,7 @@ def ids_of(mask: int) -> set[int]:
 #: Keyword arguments ce_config() takes (and Wafer(ce={...}) accepts).
 CE_OPTIONS = ("fabric_colors", "memory_bytes", "code_bytes", "input_queue_depth",
               "output_queue_depth", "microthreads", "task_start_latency", "picker",
-              "rng_seed", "rng_resources", "trace", "tensor_unit")
+              "rng_seed", "rng_resources", "trace", "profile", "tensor_unit")
 
 
 def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = None,
@@ -57,7 +57,7 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
               output_queue_depth: int | None = None, microthreads: int | None = None,
               task_start_latency: int | None = None, picker: str = "round_robin",
               rng_seed: int = 0, rng_resources: int | None = None, trace: bool = False,
-              position: tuple[int, int] = (0, 0), tensor_unit=None):
+              profile: bool = False, position: tuple[int, int] = (0, 0), tensor_unit=None):
     """A validated ``_core.pe.CeConfig``; unset values come from :data:`wafersim.DEFAULTS`.
     ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True for the default one) to
     attach a tensor unit, created on the PE's first tensor instruction."""
@@ -83,6 +83,7 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
         raise ConfigError(f"picker must be one of {', '.join(PICKER_POLICIES)}, got {picker!r}")
     cfg.picker = PICKER_POLICIES[picker]
     cfg.trace = bool(trace)
+    cfg.profile = bool(profile)
     cfg.row, cfg.col = (int(position[0]), int(position[1]))
     if tensor_unit is not None and tensor_unit is not False:
         from .tensor.tensor_unit import TensorUnitConfig, check_config

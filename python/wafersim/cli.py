@@ -1,4 +1,4 @@
-"""The ``wafersim`` command: ``wafersim info`` and ``wafersim demo``."""
+"""The ``wafersim`` command: ``wafersim info``, ``wafersim demo`` and ``wafersim train``."""
 
 from __future__ import annotations
 
@@ -30,14 +30,24 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(quick=args.quick)
 
 
+def _train(args: argparse.Namespace) -> int:
+    from .train.cli_train import main as train_main
+
+    return train_main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wafersim", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="version, compiler, threads and default configuration")
     demo = sub.add_parser("demo", help="run the main end-to-end demonstration")
     demo.add_argument("--quick", action="store_true", help="smaller sizes, for tests")
+    from .train.cli_train import add_arguments
+
+    train = sub.add_parser("train", help="train a network on the digits data set, on the wafer")
+    add_arguments(train)
     args = parser.parse_args(argv)
-    handlers = {"info": _info, "demo": _demo}
+    handlers = {"info": _info, "demo": _demo, "train": _train}
     return handlers[args.command](args)
 
 

@@ -51,7 +51,8 @@ class LonePE(CeAccess):
     ``router_queue_depth`` entries; every other fabric color the CE sends is collected
     (see :meth:`output`). ``picker`` is ``"round_robin"`` or ``"pick_from_last"``
     [0375]; ``task_start_latency`` is the cycles from a pick to the task's first issue.
-    ``trace=True`` records task spans for :meth:`write_trace`. ``tensor_unit`` attaches a
+    ``trace=True`` records task spans for :meth:`write_trace`; ``profile=True`` counts busy
+    cycles per instruction address (``stats()["busy_by_pc"]``). ``tensor_unit`` attaches a
     tensor unit (a :class:`wafersim.TensorUnitConfig`, or True for the default; docs/tensor.md).
     """
 
@@ -60,14 +61,14 @@ class LonePE(CeAccess):
                  output_queue_depth: int | None = None, microthreads: int | None = None,
                  task_start_latency: int | None = None, picker: str = "round_robin",
                  loopback=(), router_queue_depth: int | None = None, rng_seed: int = 0,
-                 rng_resources: int | None = None, trace: bool = False,
+                 rng_resources: int | None = None, trace: bool = False, profile: bool = False,
                  position: tuple[int, int] = (0, 0), tensor_unit=None):
         cfg = ce_config(fabric_colors=fabric_colors, memory_bytes=memory_bytes,
                         code_bytes=code_bytes, input_queue_depth=input_queue_depth,
                         output_queue_depth=output_queue_depth, microthreads=microthreads,
                         task_start_latency=task_start_latency, picker=picker,
                         rng_seed=rng_seed, rng_resources=rng_resources, trace=trace,
-                        position=position, tensor_unit=tensor_unit)
+                        profile=profile, position=position, tensor_unit=tensor_unit)
         depth = int_arg("router_queue_depth",
                         DEFAULTS["router_queue_depth"] if router_queue_depth is None
                         else router_queue_depth, 1, 64)

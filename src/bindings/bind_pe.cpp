@@ -92,6 +92,10 @@ py::dict ce_stats_dict(const CeStats& s) {
   }
   d["task_spans"] = spans;
   d["microthread_spans"] = uspans;
+  if (!s.busy_by_pc.empty()) {
+    d["busy_by_pc"] = py::array_t<uint64_t>(static_cast<py::ssize_t>(s.busy_by_pc.size()),
+                                            s.busy_by_pc.data());
+  }
   return d;
 }
 
@@ -144,6 +148,7 @@ void bind_pe(py::module_& root) {
       .def_readwrite("row", &CeConfig::row)
       .def_readwrite("col", &CeConfig::col)
       .def_readwrite("trace", &CeConfig::trace)
+      .def_readwrite("profile", &CeConfig::profile)
       .def_readwrite("tensor_unit", &CeConfig::tensor_unit)
       .def(
           "set_tensor_unit",

@@ -103,6 +103,7 @@ void bind_wafer_pe(py::module_& root) {
           },
           py::arg("ids").noconvert(), py::arg("task"))
       .def("set_ce_trace", &Wafer::set_ce_trace, py::arg("on"))
+      .def("set_ce_profile", &Wafer::set_ce_profile, py::arg("on"))
       .def("reset_ce_stats", &Wafer::reset_ce_stats, py::arg("id"))
       .def("ce_run_stats",
            [](Wafer& w) {

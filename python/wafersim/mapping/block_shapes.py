@@ -1,9 +1,12 @@
 """Block shapes: what one PE of a block stores, and an automatic choice of (rows, cols)
-per layer that fits PE memory and balances the work per PE.
+per layer that fits PE memory.
 
 The rules (placement.py): C_l <= R_l and R_{l+1} = C_l. The choice picks R_0 and every
-C_l to minimize the largest per-PE block (the slowest pipeline stage [0406]) plus a small
-charge per PE (each PE costs emulation time), subject to the memory of a PE.
+C_l to minimize an estimate of one sample's cycles through all passes (per layer: the
+multiply-accumulates of one PE in the forward pass, twice that in the delta and chain
+passes of layers after the first, once in layer 0's chain pass, and the finalizer's
+per-output work) plus a charge per PE (each PE costs emulation time), subject to the
+memory of a PE.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: i
     n = len(dense)
 
     def work(i, r, c):
-        return math.ceil(dense[i].n_in / r) * math.ceil(dense[i].n_out / c)
+        nin, nout = math.ceil(dense[i].n_in / r), math.ceil(dense[i].n_out / c)
+        return nin * nout * (2 if i == 0 else 3) // 2 + 12 * nout
 
     def options(i, rows):
         d = dense[i]
@@ -56,34 +60,27 @@ def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: i
         return [c for c in cs if fits(d, rows, c, i == 0)
                 and (i + 1 == n or c <= dense[i + 1].n_in)]
 
-    # For each bound on the largest per-PE block, the fewest PEs (a small DP over
-    # (layer, rows)); the best bound minimizes bound + pe_charge * PEs.
-    bounds = sorted({work(i, r, c) for i in range(n) for r in range(1, limit + 1)
-                     for c in range(1, min(r, dense[i].n_out) + 1)})
+    # The cost is a sum over layers: a DP over (layer, rows) finds the cheapest shapes.
+    memo: dict = {}
+
+    def cheapest(i, rows):
+        if i == n:
+            return 0.0, []
+        key = (i, rows)
+        if key not in memo:
+            memo[key] = (math.inf, None)
+            for c in options(i, rows):
+                cost, rest = cheapest(i + 1, c)
+                cost += work(i, rows, c) + pe_charge * rows * c
+                if rest is not None and cost < memo[key][0]:
+                    memo[key] = (cost, [(rows, c)] + rest)
+        return memo[key]
+
     best, best_cost = None, math.inf
-    for bound in bounds:
-        if bound >= best_cost:
-            break
-        memo: dict = {}
-
-        def fewest(i, rows):
-            if i == n:
-                return 0, []
-            key = (i, rows)
-            if key not in memo:
-                memo[key] = (math.inf, None)
-                for c in options(i, rows):
-                    if work(i, rows, c) > bound:
-                        continue
-                    pes, rest = fewest(i + 1, c)
-                    if rest is not None and rows * c + pes < memo[key][0]:
-                        memo[key] = (rows * c + pes, [(rows, c)] + rest)
-            return memo[key]
-
-        for r0 in range(1, min(dense[0].n_in, limit) + 1):
-            pes, shape = fewest(0, r0)
-            if shape is not None and bound + pe_charge * pes < best_cost:
-                best, best_cost = shape, bound + pe_charge * pes
+    for r0 in range(1, min(dense[0].n_in, limit) + 1):
+        cost, shape = cheapest(0, r0)
+        if shape is not None and cost < best_cost:
+            best, best_cost = shape, cost
     if best is None:
         d = dense[0]
         raise ConfigError(f"layer 0 (Linear({d.n_in}, {d.n_out})) does not fit: even "

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from . import task_ids as T
 
-__all__ = ["PeSpec", "pe_source"]
+__all__ = ["PeSpec", "pe_source", "PASSES"]
 
 
 @dataclass(frozen=True)
@@ -274,6 +274,7 @@ def pe_source(s: PeSpec) -> str:
         add(f".task dfin, {T.DFIN}")
 
     # --- main: constants into registers, the hot descriptors into DSRs ---------------
+    add(";@pass control")
     add("main:   ld16 r7, c_i0")
     add("        ld16 r8, c_rowb")
     add("        ld16 r9, c_o0")
@@ -306,6 +307,7 @@ def pe_source(s: PeSpec) -> str:
     add("        term")
 
     # --- FP: f_act ---------------------------------------------------------------------
+    add(";@pass forward")
     add("f_act:  sub16 r4, r4, r7               ; a_i in r2, i in r4 [0346]: local input")
     add("        mul16 r4, r4, r8               ; its row of W")
     add(f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]")
@@ -357,13 +359,16 @@ def pe_source(s: PeSpec) -> str:
         add("fin3:")
         L.extend(_finalize_forward(s, FX, MV))
     # --- FP end: slot and mini-batch bookkeeping, admission of the next sample ---------
+    add(";@pass control")
     L.extend(_fp_end(s, E, MV))
 
     # --- DP + CP: b_delta -----------------------------------------------------------------
+    add(";@pass delta")
     add("b_delta:                                ; delta_j in r2, j in r4")
     L.extend(_delta_body(s, FX, E, inline=False))
 
     # --- b_close -> delta partial-sum chain --------------------------------------------
+    add(";@pass delta")
     add("b_close_end:")
     add("        movi r5, 1")
     add("        jmp bc")
@@ -382,9 +387,11 @@ def pe_source(s: PeSpec) -> str:
         add("h_sent: lddwds  D[6], d_dpsum")
         add(f"        {MV} D[6], #0                    ; clear the delta sums")
         add(f"        unblock {s.d_col}")
+    add(";@pass control")
     L.extend(_bp_end(s, E, MV, FX))
 
     # --- apply: W += scale * G (the mean over the mini-batch), G = 0 -------------------
+    add(";@pass chain")
     add("apply:  li r1, idle")
     add("ap:     ld16 r5, v_gcnt")
     add("        ld16 r0, v_n1")
@@ -408,11 +415,29 @@ def pe_source(s: PeSpec) -> str:
     add("        movi r5, 0")
     add("        st16 r5, v_gcnt")
     add("        jr r1")
+    add(";@pass control")
     add("idle:   term")
 
     if F:
         L.extend(_finalize_backward(s, FX, MV, E))
-    return "\n".join(L) + "\n"
+    return _pass_labels(L)
+
+
+PASSES = ("forward", "delta", "chain", "control")
+
+
+def _pass_labels(lines: list[str]) -> str:
+    """Turns ";@pass NAME" markers into labels ``_pass_<k>_<NAME>`` (they occupy no code):
+    the instructions after one, up to the next, belong to that pass (Plan.pass_of_pc)."""
+    out = []
+    for k, line in enumerate(lines):
+        if line.startswith(";@pass "):
+            name = line.split()[1]
+            assert name in PASSES, name
+            out.append(f"_pass_{k}_{name}:")
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _act(s: PeSpec, FX: str, MV: str, dst: str, src: str) -> list[str]:
@@ -491,12 +516,13 @@ def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: st
     add(f"        feq{FX} r2, #0")
     add(f"        bt {p}n                         ; zeros are not sent [0408]")
     if send:
-        add(f"        {MV} D[1], r2                   ; stage (value, index)")
+        add(f"{p}s:    {MV} D[1], r2                   ; stage (value, index)")
         add("        addi r12, 1")
     if hook:
-        add("        mov16 r1, r4")
+        add(f"{p}h:    mov16 r1, r4                   ; (runs once per nonzero: the count of them)")
         add("        mov16 r15, r6")
         L.extend(hook)
+        add(";@pass delta")
         add(f"{p}r:    mov16 r4, r1")
         add("        mov16 r6, r15")
     add(f"{p}n:    addi r4, 1")
@@ -612,6 +638,7 @@ def _delta_body(s: PeSpec, FX: str, E: int, inline: bool) -> list[str]:
         add("        add16 r4, r4, r4               ; column j of W")
     if s.has_dp:
         add(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
+    add(";@pass chain")
     add("        eq16 r10, #0")
     add(f"        bf {p}cpa")
     add("        li r6, c_neglr")
@@ -715,6 +742,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     nout = s.nout
     L = []
     add = L.append
+    add(";@pass control")
     add("jadmit: ld16 r5, v_dpbusy               ; take the next sample's stream when")
     add("        eq16 r5, #0                    ; no backward pass runs here and a forward")
     add("        bf jad0                        ; pass is done (targets may come early)")
@@ -723,6 +751,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        bt jad0")
     add(f"        unblock {s.j_in}")
     add("jad0:   jr r1")
+    add(";@pass delta")
     add(f"j_first: block {s.j_in}                 ; the stream is read by one operation")
     add("        movi r5, 1")
     add("        st16 r5, v_dpbusy")
@@ -779,6 +808,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
             add("        lds1wds S1[8], d_tot")
             add(f"        {MV} D[8], S1[8]                 ; delta = sum")
     if s.bias:
+        add(";@pass chain")
         add("        eq16 r10, #0")
         add("        bf dba")
         add("        li r6, c_neglr")
@@ -791,6 +821,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
         add("        lds1wds S1[9], d_delta")
         add(f"        fadd{FX} S0[9], S0[9], S1[9]      ; Gb += delta")
     # send the nonzero deltas down the column; apply each to this PE's own block
+    add(";@pass delta")
     add("dtx0:   ld16 r4, v_bpsl")
     add("        add16 r4, r4, r4")
     add("        li r6, v_flags")

@@ -21,7 +21,7 @@ from ..nn.sequential import DenseLayer, Sequential
 from . import task_ids as T
 from .block_shapes import choose_blocks
 from .colors import allocate_colors
-from .pe_program import PeSpec, pe_source
+from .pe_program import PASSES, PeSpec, pe_source
 from .placement import LayerBlock, check_shapes
 from .routes import mapping_routes
 
@@ -164,10 +164,40 @@ class Plan:
             raise ConfigError(f"layer {b.index} has {b.rows} x {b.cols} PEs; ({r}, {c}) is outside")
         return r, c
 
+    def pass_of_pc(self, point) -> np.ndarray:
+        """For PE ``point``: the pass (an index into ``PASSES``: forward, delta, chain,
+        control) of every instruction address, from the task entries and the pass labels
+        of its program."""
+        point = tuple(point)
+        cache = self.__dict__.setdefault("_pass_cache", {})
+        if point not in cache:
+            prog, spec = self.programs[point], self.specs[point]
+            n = self.wafer._core.ce_config.max_instructions
+            m = np.full(n, PASSES.index("control"), np.int8)
+            fw, dl, ch = (PASSES.index(k) for k in ("forward", "delta", "chain"))
+            tasks = {spec.a_in: fw, T.F_CLOSE: fw, T.F_CLOSE_END: fw, T.F_SENT: fw, T.FIN2: fw,
+                     T.FIN3: fw, T.TX: fw, spec.d_col: dl, T.B_CLOSE: dl, T.B_CLOSE_END: dl,
+                     T.H_SENT: dl, T.JREAD: dl, T.DFIN: dl, T.DTX: dl, T.APPLY: ch}
+            if spec.j_in is not None:
+                tasks[spec.j_in] = dl
+            for tid, k in tasks.items():
+                a = prog.base + 4 * tid
+                m[a:a + 4] = k
+            marks = sorted((sym.address, name.rsplit("_", 1)[1]) for name, sym in prog.symbols.items()
+                           if name.startswith("_pass_") and sym.kind == "code")
+            for (a, name), nxt in zip(marks, marks[1:] + [(n, None)]):
+                m[a:nxt[0]] = PASSES.index(name)
+            cache[point] = m
+        return cache[point]
+
+    def code_address(self, point, label: str) -> int:
+        return self.programs[tuple(point)].symbols[label].address
+
     # ---- loading and weights --------------------------------------------------------------
     def load(self) -> None:
         """Programs, routes, weights from the model, and each PE's ``main`` task run."""
         w = self.wafer
+        w._core.set_ce_profile(True)  # busy cycles per instruction: per-pass statistics
         for p, prog in self.programs.items():
             w.pe(*p).load(prog)
         self.routes.apply(w)

@@ -1,37 +1,132 @@
-"""What a Trainer measured: emulated cycles, per-PE busy time by pass, task runs, traffic
-per color, zero activations and deltas skipped, PE memory."""
+"""What a Trainer measured (docs/training.md, "Statistics"): emulated cycles, busy cycles
+per PE and pass, task runs, skipped zeros, traffic per color, PE memory."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..mapping.pe_program import PASSES
+
 __all__ = ["TrainStats"]
 
 
 class TrainStats:
-    """Accumulates the statistics of every run a Trainer makes."""
+    """Accumulates the statistics of every run a Trainer makes.
+
+    * ``cycles``: emulated cycles of all runs; ``train_cycles`` / ``samples_trained``
+      gives cycles per trained sample (``cycles_per_sample``);
+    * ``busy(pass_)``: (rows, cols) busy cycles per PE of "forward", "delta", "chain" or
+      "control" (bookkeeping between samples), from the CEs' per-instruction profile;
+    * ``pass_cycles``: emulated cycles of the last forward(), delta() and chain() runs
+      (one sample, one pass at a time);
+    * ``skipped()``: per layer, activations and deltas that were zero and never sent
+      [0400], [0408];
+    * ``traffic()``: link traversals per color role; ``memory()``: bytes per PE.
+    """
 
     def __init__(self, plan):
         self.plan = plan
         self.cycles = 0
+        self.train_cycles = 0
         self.runs = 0
         self.samples_trained = 0
+        self.samples_forwarded = 0
         self.samples_inferred = 0
-        self.per_pe: dict[tuple[int, int], dict] = {}
+        self.pass_cycles: dict[str, int] = {}
+        self._busy: dict[tuple[int, int], np.ndarray] = {}     # per PE: busy per pass
+        self._tasks: dict[tuple[int, int], dict] = {}
+        self._pcs: dict[tuple[int, int], np.ndarray] = {}
 
-    def add_run(self, st) -> None:
+    def add_run(self, st, training: bool = False) -> None:
         self.cycles += int(st.cycles)
+        if training:
+            self.train_cycles += int(st.cycles)
         self.runs += 1
         for pe, s in st.pes.items():
-            acc = self.per_pe.setdefault(pe, {"busy_cycles": 0, "tasks_started": {},
-                                              "busy_by_task": {}, "element_ops": 0,
-                                              "instructions": 0})
-            acc["busy_cycles"] += s["busy_cycles"]
-            acc["element_ops"] += s["element_ops"]
-            acc["instructions"] += sum(s["instructions"].values())
-            for key in ("tasks_started", "busy_by_task"):
-                for k, v in s[key].items():
-                    acc[key][k] = acc[key].get(k, 0) + v
+            tasks = self._tasks.setdefault(pe, {})
+            for k, v in s["tasks_started"].items():
+                tasks[k] = tasks.get(k, 0) + v
+            prof = s.get("busy_by_pc")
+            if prof is not None and pe in self.plan.specs:
+                acc = self._pcs.get(pe)
+                self._pcs[pe] = prof.astype(np.int64) if acc is None else acc + prof
+
+    # ---- derived ---------------------------------------------------------------------------
+    @property
+    def cycles_per_sample(self) -> float:
+        return self.train_cycles / self.samples_trained if self.samples_trained else float("nan")
+
+    def busy(self, pass_: str | None = None) -> np.ndarray:
+        """(rows, cols) busy cycles per PE in ``pass_`` (None: all passes)."""
+        w = self.plan.wafer
+        out = np.zeros((w.rows, w.cols), dtype=np.int64)
+        want = None if pass_ is None else PASSES.index(pass_)
+        for pe, prof in self._pcs.items():
+            m = self.plan.pass_of_pc(pe)[:len(prof)]
+            out[pe] = prof.sum() if want is None else prof[m == want].sum()
+        return out
+
+    def busy_by_pass(self) -> dict[str, int]:
+        """Busy cycles of the whole wafer per pass."""
+        return {p: int(self.busy(p).sum()) for p in PASSES}
+
+    def tasks(self, pe, task) -> int:
+        """How many times ``task`` (an id) started on PE ``pe``."""
+        return int(self._tasks.get(tuple(pe), {}).get(int(task), 0))
+
+    def _count_at(self, pe, label: str) -> int:
+        prof = self._pcs.get(tuple(pe))
+        if prof is None:
+            return 0
+        return int(prof[self.plan.code_address(pe, label)])
+
+    def skipped(self) -> list[dict]:
+        """Per layer: activations into it and deltas out of it, sent and skipped (zeros)."""
+        p = self.plan
+        out = []
+        fwd = self.samples_forwarded
+        for b in p.layers:
+            spec0 = p.specs[b.at(0, 0)]
+            got = sum(self.tasks(b.at(r, 0), spec0.a_in) for r in range(b.rows))
+            d_sent = sum(self._count_at(b.finalizer(c), "dxh") for c in range(b.cols))
+            d_total = self.samples_trained * b.dense.n_out
+            out.append({"layer": b.index, "activations_sent": got,
+                        "activations_skipped": fwd * b.dense.n_in - got,
+                        "deltas_sent": d_sent, "deltas_skipped": d_total - d_sent})
+        return out
+
+    def traffic(self) -> dict[str, int]:
+        """Link traversals per color role since the plan was loaded (wavelets x hops)."""
+        t = self.plan.wafer.counters().color_traffic
+        by_color = {}
+        for color, count in zip(t["color"], t["count"]):
+            by_color[int(color)] = by_color.get(int(color), 0) + int(count)
+        return {role: by_color.get(c, 0) for role, c in self.plan.colors.items()}
+
+    def memory(self) -> np.ndarray:
+        """(rows, cols) data bytes each PE's program uses."""
+        w = self.plan.wafer
+        out = np.zeros((w.rows, w.cols), dtype=np.int64)
+        for pe, m in self.plan.memory().items():
+            out[pe] = m["data_bytes"]
+        return out
+
+    def summary(self) -> str:
+        lines = [f"{self.samples_trained} samples trained in {self.train_cycles} emulated cycles "
+                 f"({self.cycles_per_sample:.0f} per sample); {self.cycles} cycles in all"]
+        bp = self.busy_by_pass()
+        total = sum(bp.values()) or 1
+        lines.append("busy cycles by pass: " + ", ".join(
+            f"{k} {v} ({100 * v / total:.0f}%)" for k, v in bp.items()))
+        if self.pass_cycles:
+            lines.append("one sample, one pass at a time: " + ", ".join(
+                f"{k} {v} cycles" for k, v in self.pass_cycles.items()))
+        for s in self.skipped():
+            lines.append(f"layer {s['layer']}: {s['activations_skipped']} zero activations and "
+                         f"{s['deltas_skipped']} zero deltas not sent")
+        mem = self.memory()
+        lines.append(f"peak PE memory: {int(mem.max())} data bytes")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (f"TrainStats({self.cycles} cycles, {self.samples_trained} samples trained, "

@@ -212,7 +212,7 @@ class Trainer:
         slice_ = 20000
         while True:
             st = w.run(max_cycles=slice_)
-            self.stats_.add_run(st)
+            self.stats_.add_run(st, training=Y is not None)
             arr = w.collect()
             if len(arr):
                 parts.append(arr)
@@ -227,6 +227,7 @@ class Trainer:
                         bar.set_postfix(loss=f"{ls[:done].mean():.4f}")
             if st.quiescent:
                 break
+        self.stats_.samples_forwarded += n
         arr = _concat(parts)
         out, ls, done = decode_outputs(arr, ports, out_color, n, p.n_out, p.dtype)
         if done != n:
@@ -342,6 +343,8 @@ class Trainer:
             w.inject(port, a0, d, index=i, ctrl=c)
         st = w.run()
         self.stats_.add_run(st)
+        self.stats_.pass_cycles["forward"] = int(st.cycles)
+        self.stats_.samples_forwarded += X.shape[0]
         out, _, done = decode_outputs(w.collect(), p.output_ports, p.colors[f"A{len(p.layers) % 2}"],
                                       X.shape[0], p.n_out, p.dtype)
         return out
@@ -360,6 +363,8 @@ class Trainer:
             w.inject(port, jt, d)
         st = w.run()
         self.stats_.add_run(st)
+        self.stats_.pass_cycles["delta"] = int(st.cycles)
+        self.stats_.samples_trained += 1
         w.collect()
         self._pending = None
         self._grad_dirty = True
@@ -388,6 +393,7 @@ class Trainer:
             w.launch(T.APPLY, rect=b.rect)
         st = w.run()
         self.stats_.add_run(st)
+        self.stats_.pass_cycles["chain"] = int(st.cycles)
         self._grad_dirty = False
 
     # ---- results ---------------------------------------------------------------------------

@@ -28,6 +28,7 @@ struct CeConfig {
   uint64_t rng_seed = 0;
   int row = 0, col = 0;               // position on the wafer, for messages
   bool trace = false;                 // record task spans for a Chrome/Perfetto trace
+  bool profile = false;               // count busy cycles per instruction address
   // An attached tensor unit (seed 002), created on the first tensor instruction.
   bool tensor_unit = false;
   tensor::TensorUnitConfig tensor;

@@ -66,6 +66,10 @@ struct CeCounters {
 struct CeStats : CeCounters {
   std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
   std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
+  // Only with CeConfig::profile: [pc] = cycles the CE spent at instruction pc: a task
+  // starting there, issuing, iterating or stalled there, or else a microthread iterating
+  // the operation issued there.
+  std::vector<uint64_t> busy_by_pc;
 };
 
 // What was counted between the snapshot `then` and `now` (a run's share of cumulative

@@ -68,6 +68,12 @@ bool ComputeElement::idle() const {
          core_.outq.nonempty() == 0 && !tensor_busy();
 }
 
+void ComputeElement::note_profile(uint32_t pc) {
+  std::vector<uint64_t>& p = core_.stats().busy_by_pc;
+  if (p.empty()) p.assign(core_.cfg.max_instructions(), 0);
+  if (pc < p.size()) ++p[pc];
+}
+
 int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_used_); }
 
 // ---- one cycle of execution --------------------------------------------------------------
@@ -124,6 +130,10 @@ void ComputeElement::execute_cycle() {
     ++s.busy_cycles;
     ++s.busy_by_id[task_.id];
     if (fg_live && !fg_ready) note_stall(fgp);
+  }
+  if (core_.cfg.profile && (task_.active || chosen > 0)) {
+    // Before the slot runs: the pc it works at (a foreground vector operation's is task_.pc).
+    note_profile(task_.active ? task_.pc : ut_[static_cast<size_t>(chosen - 1)]->pc);
   }
   if (chosen == 0) run_foreground(fgp);
   else if (chosen > 0) run_microthread(chosen - 1, utp[chosen - 1]);

@@ -86,6 +86,7 @@ class ComputeElement {
   void reset_stats() { core_.reset_stats(); }
   // Records task and microthread spans from now on (or stops).
   void set_trace(bool on) { core_.cfg.trace = on; }
+  void set_profile(bool on) { core_.cfg.profile = on; }
   // What the CE is doing and waiting on, for deadlock reports.
   std::string describe_wait() const;
 
@@ -118,6 +119,7 @@ class ComputeElement {
   void suspend_foreground();
   bool can_suspend(const VectorOp& op) const;
   void note_stall(const Probe& p);
+  void note_profile(uint32_t pc);
   void run_microthread(int slot, const Probe& p);
   void execute_scalar(const Instruction& in);  // sequencer.cpp
   // ce_tensor.cpp: tensor instructions, and the pass in flight at the end of each cycle.

@@ -94,6 +94,8 @@ class Wafer {
   // Statistics of each compute element for the last run(): counters since its start and
   // the spans recorded during it, in router order.
   std::vector<std::pair<uint32_t, pe::CeStats>> ce_run_stats();
+  // Counts busy cycles per instruction address in every CE from now on (or stops).
+  void set_ce_profile(bool on);
   void reset_ce_stats(uint32_t id);
 
  private:
@@ -101,6 +103,7 @@ class Wafer {
     uint32_t id;
     pe::CeCounters counters;
     size_t task_spans, microthread_spans;
+    std::vector<uint64_t> busy_by_pc;
   };
   void mark_ce_stats();
   void check_reset_ce(uint32_t id) const;

@@ -104,12 +104,17 @@ void Wafer::set_ce_trace(bool on) {
   for (auto& [id, ce] : ces_) ce->ce().set_trace(on);
 }
 
+void Wafer::set_ce_profile(bool on) {
+  ce_config_.profile = on;
+  for (auto& [id, ce] : ces_) ce->ce().set_profile(on);
+}
+
 void Wafer::mark_ce_stats() {
   ce_marks_.clear();
   ce_marks_.reserve(ces_.size());
   for (auto& [id, ce] : ces_) {
     const pe::CeStats& s = ce->ce().stats();
-    ce_marks_.push_back({id, s, s.task_spans.size(), s.microthread_spans.size()});
+    ce_marks_.push_back({id, s, s.task_spans.size(), s.microthread_spans.size(), s.busy_by_pc});
   }
 }
 
@@ -118,7 +123,7 @@ void Wafer::reset_ce_stats(uint32_t id) {
   if (c == nullptr) return;
   c->reset_stats();
   for (CeMark& m : ce_marks_) {
-    if (m.id == id) m = CeMark{id, {}, 0, 0};
+    if (m.id == id) m = CeMark{id, {}, 0, 0, {}};
   }
 }
 
@@ -134,6 +139,10 @@ std::vector<std::pair<uint32_t, pe::CeStats>> Wafer::ce_run_stats() {
     s.microthread_spans.assign(
         now.microthread_spans.begin() + static_cast<ptrdiff_t>(m.microthread_spans),
         now.microthread_spans.end());
+    s.busy_by_pc = now.busy_by_pc;
+    for (size_t pc = 0; pc < m.busy_by_pc.size() && pc < s.busy_by_pc.size(); ++pc) {
+      s.busy_by_pc[pc] -= m.busy_by_pc[pc];
+    }
     out.emplace_back(m.id, std::move(s));
   }
   return out;

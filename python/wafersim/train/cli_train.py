@@ -1,0 +1,108 @@
+"""``wafersim train``: train a network on scikit-learn's digits, on the emulated wafer.
+
+    wafersim train                                   # 64-32-10 MLP, SGD, fp32, 6 epochs
+    wafersim train --algo minibatch --batch-size 8 --lr 0.3
+    wafersim train --numerics fp16-sr --model 64-48-10 --blocks 4x4,4x2
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from ..errors import ConfigError
+
+ACTIVATIONS = ("relu", "sigmoid", "tanh")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="64-32-10",
+                   help="layer sizes, input first (default 64-32-10; the input must be 64)")
+    p.add_argument("--activation", default="relu", choices=ACTIVATIONS,
+                   help="hidden-layer activation (the output layer is linear)")
+    p.add_argument("--algo", default="sgd", choices=("sgd", "minibatch"))
+    p.add_argument("--batch-size", type=int, default=8, help="mini-batch size (minibatch)")
+    p.add_argument("--lr", type=float, default=None, help="learning rate (0.1 for SGD, 0.3 "
+                   "for mini-batches)")
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--numerics", default="fp32", choices=("fp32", "fp16", "fp16-sr"))
+    p.add_argument("--blocks", default=None,
+                   help="PE block per layer, e.g. 4x4,4x2 (default: chosen automatically)")
+    p.add_argument("--seed", type=int, default=0, help="weights, shuffling and PE RNG seeds")
+    p.add_argument("--samples", type=int, default=None,
+                   help="train on the first N training samples only (quick runs)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def parse_blocks(text: str | None):
+    if text is None:
+        return None
+    try:
+        return [tuple(int(v) for v in part.lower().split("x")) for part in text.split(",")]
+    except ValueError:
+        raise ConfigError(f"--blocks must look like 4x4,4x2; got {text!r}") from None
+
+
+def build_model(sizes: str, activation: str, seed: int):
+    import wafersim as ws
+
+    try:
+        dims = [int(v) for v in sizes.split("-")]
+    except ValueError:
+        raise ConfigError(f"--model must look like 64-32-10; got {sizes!r}") from None
+    if len(dims) < 2:
+        raise ConfigError("--model needs at least an input and an output size")
+    if dims[0] != 64 or dims[-1] != 10:
+        raise ConfigError(f"digits has 64 inputs and 10 classes; --model {sizes} does not fit")
+    ws.nn.manual_seed(seed)
+    act = {"relu": ws.nn.ReLU, "sigmoid": ws.nn.Sigmoid, "tanh": ws.nn.Tanh}[activation]
+    layers = []
+    for i in range(len(dims) - 1):
+        layers.append(ws.nn.Linear(dims[i], dims[i + 1]))
+        if i < len(dims) - 2:
+            layers.append(act())
+    return ws.nn.Sequential(*layers)
+
+
+def train_digits(args) -> dict:
+    """Runs the job ``args`` describes; returns the trainer, history and test accuracy."""
+    import wafersim as ws
+    from .datasets import digits
+
+    Xtr, ytr, Xte, yte = digits(seed=0)
+    if args.samples:
+        Xtr, ytr = Xtr[:args.samples], ytr[:args.samples]
+    model = build_model(args.model, args.activation, args.seed)
+    dtype = "fp32" if args.numerics == "fp32" else "fp16"
+    plan = ws.map(model, blocks=parse_blocks(args.blocks), dtype=dtype)
+    lr = args.lr if args.lr is not None else (0.1 if args.algo == "sgd" else 0.3)
+    tr = ws.Trainer(plan, algo=args.algo, lr=lr,
+                    batch_size=None if args.algo == "sgd" else args.batch_size,
+                    numerics=args.numerics, seed=args.seed, progress=not args.no_progress)
+    t0 = time.perf_counter()
+    hist = tr.fit(Xtr, ytr, epochs=args.epochs, validation=(Xte, yte))
+    seconds = time.perf_counter() - t0
+    test = tr.evaluate(Xte, yte)
+    return {"plan": plan, "trainer": tr, "history": hist, "test": test, "seconds": seconds}
+
+
+def report(r: dict, out=print) -> None:
+    plan, tr, hist, test = r["plan"], r["trainer"], r["history"], r["test"]
+    out(plan.describe())
+    for k, (loss, acc, va, cyc, sec) in enumerate(zip(hist.loss, hist.accuracy, hist.val_accuracy,
+                                                       hist.cycles, hist.seconds)):
+        out(f"epoch {k + 1}: loss {loss:.4f}, train accuracy {acc:.3f}, test accuracy {va:.3f}, "
+            f"{cyc} cycles, {sec:.1f} s")
+    out(tr.stats().summary())
+    n = tr.stats().samples_trained
+    out(f"wall clock: {r['seconds']:.1f} s for {n} training samples "
+        f"({1000 * r['seconds'] / max(n, 1):.2f} ms per sample)")
+    out(f"test accuracy: {test['accuracy']:.3f}")
+
+
+def main(args) -> int:
+    r = train_digits(args)
+    report(r)
+    return 0 if np.isfinite(r["test"]["loss"]) else 1

@@ -4,6 +4,8 @@
 #   scripts/bootstrap.sh test       build, install with test extras, run the test suite
 #   scripts/bootstrap.sh sanitize   build with ASan+UBSan into a second venv, run the fast tests
 # Safe to re-run: installed system packages and an existing venv are reused.
+# WAFERSIM_TORCH=1 also installs PyTorch (the optional `torch` extra) so that the tests
+# comparing with torch run instead of skipping.
 set -euo pipefail
 
 job="${1:-demo}"
@@ -44,6 +46,11 @@ case "$job" in
     ;;
   test)
     make_venv .venv
+    if [ "${WAFERSIM_TORCH:-0}" = "1" ] && ! .venv/bin/python -c "import torch" 2>/dev/null; then
+      # the release the project is tested with first, else whatever the extra's range gives
+      .venv/bin/python -m pip install -q "torch==2.13.0" 2>/dev/null \
+        || .venv/bin/python -m pip install -q "torch>=2.0"
+    fi
     .venv/bin/python -m pip install -q ".[test]" \
       --config-settings=cmake.define.WAFERSIM_WERROR=ON
     exec .venv/bin/python -m pytest -q "$@"

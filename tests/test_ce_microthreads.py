@@ -205,3 +205,90 @@ def test_microthreads_share_the_issue_slot_with_a_busy_foreground():
     (main_span,) = [t for t in s["task_spans"] if t[0] == 40]
     (ut_span,) = s["microthread_spans"]
     assert ut_span[4] < main_span[3]  # the receive finished while `main` was still spinning
+
+
+SCATTER = """
+.data
+buf:  .space fp16, 16
+din:  .dsd fabric_in, length=4, sw=1, ue=1, sc=1, utid=3, us=1, ac=50
+dsc:  .dsd mem1d, base=buf, length=4, stride=0, wli=1
+scale: .dsd mem1d, base=buf, length=4, stride=2
+.export buf
+.code
+.task main, 40
+.task poke, 41
+.task done, 50
+main:   block 3
+        lds1wds S1[0], din
+        lddwds D[0], dsc
+        mov16.t D[0], S1[0]          ; sparse receive: each element to buf + its index (WLI)
+poke:   li r4, 7                     ; a task that uses r4 while the receive waits
+        li r2, 5
+        term
+done:   term
+"""
+
+
+def test_a_suspended_operation_keeps_its_own_registers_0609_0610():
+    """A suspended operation resumes from its own state [0609], [0610], registers included:
+    a task that changes r4 meanwhile does not move the sparse receive's scatter, and the
+    receive's index updates (US [0506]) do not reach the task's r4."""
+    pe = ws.pe.LonePE()
+    pe.load(SCATTER)
+    pe.launch("main")
+    idx = np.array([0, 6, 2, 10], dtype=np.uint16)       # byte offsets, as WLI uses them
+    vals = np.array([1.5, 2.5, 3.5, 4.5], dtype=np.float16)
+    pe.inject(3, vals[:2], index=idx[:2])
+    pe.run(40)
+    assert pe.microthreads_in_use == 1
+    pe.launch("poke")
+    pe.run(40)
+    assert pe.gpr(4) == 7 and pe.gpr(2) == 5               # the task's registers, untouched
+    pe.inject(3, vals[2:], index=idx[2:], start=pe.cycle + 5)
+    pe.run()
+    got = pe.read("buf")
+    for i, v in zip(idx, vals):
+        assert got[i // 2] == v                              # each element at its own index
+    assert pe.gpr(4) == 7
+
+
+def test_a_register_destination_of_a_microthread_reaches_the_register_file():
+    pe = ws.pe.LonePE()
+    pe.load("""
+    .data
+    din: .dsd fabric_in, length=4, sw=1, ue=1, sc=1, utid=3, ac=50
+    .code
+    .task main, 40
+    .task done, 50
+    main:   block 3
+            movi r5, 0
+            lds1wds S1[0], din
+            add16.t r5, r5, S1[0]     ; sum of the stream into r5, as a microthread
+    done:   term
+    """)
+    pe.launch("main")
+    pe.inject_wavelets(3, [1, 2], start=0)
+    pe.inject_wavelets(3, [3, 4], start=60)
+    pe.run()
+    assert pe.gpr(5) == 10
+
+
+def test_profile_counts_busy_cycles_per_instruction():
+    """CE option profile=True: busy cycles per instruction address; they add up to the busy
+    cycles, and a vector operation's iterations count at its address."""
+    pe = ws.pe.LonePE(profile=True)
+    prog = pe.load("""
+    .data
+    v: .space fp16, 8
+    dv: .dsd mem1d, base=v, length=8, stride=2
+    .code
+    .task main, 40
+    main: lddwds D[0], dv
+    op:   mov16 D[0], #1
+          term
+    """)
+    pe.launch("main")
+    st = pe.run()
+    prof = st["busy_by_pc"]
+    assert prof.sum() == st["busy_cycles"]
+    assert prof[prog.symbols["op"].address] == 2      # 8 elements, 4 per cycle [0502]

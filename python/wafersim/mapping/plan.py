@@ -19,7 +19,7 @@ from ..asm import Program, assemble, disassemble
 from ..errors import ConfigError, ProgramError
 from ..nn.sequential import DenseLayer, Sequential
 from . import task_ids as T
-from .block_shapes import choose_blocks
+from .block_shapes import choose_blocks, pe_data_bytes
 from .colors import allocate_colors
 from .pe_program import PASSES, PeSpec, pe_source
 from .placement import LayerBlock, check_shapes
@@ -113,11 +113,15 @@ class Plan:
 
     def _build_programs(self) -> None:
         cache: dict[str, Program] = {}
-        cfg = self.wafer._core.ce_config
+        limit = self.wafer._core.ce_config.data_bytes
+        esize = 4 if self.dtype == "fp32" else 2
         for b in self.layers:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self._spec(b, r, c)
+                    need = pe_data_bytes(spec.nin, spec.nout, esize, spec.slots, r == c, b.index == 0)
+                    if need > limit:
+                        raise self._too_big(b, r, c, need, limit)
                     src = pe_source(spec)
                     prog = cache.get(src)
                     if prog is None:
@@ -128,13 +132,16 @@ class Plan:
                                               f"{b.rows} x {b.cols} block: {e}") from None
                         cache[src] = prog
                     end = max((a + len(bytes_) for a, bytes_ in prog.data), default=0)
-                    if end > cfg.data_bytes:
-                        raise ConfigError(
-                            f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does "
-                            f"not fit: PE ({r}, {c}) needs {end} data bytes, a PE has "
-                            f"{cfg.data_bytes}; use more PEs (blocks=) or fp16")
+                    if end > limit:
+                        raise self._too_big(b, r, c, end, limit)
                     self.specs[b.at(r, c)] = spec
                     self.programs[b.at(r, c)] = prog
+
+    def _too_big(self, b: LayerBlock, r: int, c: int, need: int, limit: int) -> ConfigError:
+        return ConfigError(
+            f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does not fit: PE ({r}, "
+            f"{c}) of its {b.rows} x {b.cols} block needs {need} data bytes, a PE has {limit}; "
+            f"use more PEs (blocks=), fewer slots or dtype='fp16'")
 
     def listing(self, layer: int, pe) -> str:
         """Disassembly of the program of ``layer``'s PE ``pe`` = (row, col) within its block:

@@ -95,6 +95,38 @@ class TrainStats:
                         "deltas_sent": d_sent, "deltas_skipped": d_total - d_sent})
         return out
 
+    def bound(self) -> dict:
+        """An analytic lower bound of the emulated cycles of one trained sample (one sample
+        in flight): per layer, the largest number of multiply-accumulates one PE must do,
+        over the SIMD width, in the forward pass and in the delta + chain passes, plus one
+        cycle per hop of the partial-sum chains and of the link to the next block.
+
+        Per layer l with a block of R x C PEs, PE (r, c) holding |I_r| x |O_c| weights:
+
+        * forward:  ceil(max_r |I_r| * rho_a * max_c |O_c| / S) + R + C
+        * backward: ceil(max_c |O_c| * rho_d * max_r |I_r| * k / S) + R + C, k = 2 (delta
+          and chain pass) after the first layer, 1 in it (chain pass only)
+
+        rho_a, rho_d: the measured share of nonzero activations into, and deltas of, the
+        layer (zeros are never sent, so they cost no multiply [0408]); S: the SIMD width of
+        the dtype (1 for fp32, 4 for fp16 [0502]). Returns {"cycles": total, "layers":
+        [(forward, backward) per layer]}."""
+        p = self.plan
+        S = 1 if p.dtype == "fp32" else 4
+        layers = []
+        for b, sk in zip(p.layers, self.skipped()):
+            nin = max(n for _, n in b.in_groups)
+            nout = max(n for _, n in b.out_groups)
+            fed = sk["activations_sent"] + sk["activations_skipped"]
+            rho_a = sk["activations_sent"] / fed if fed else 1.0
+            dd = sk["deltas_sent"] + sk["deltas_skipped"]
+            rho_d = sk["deltas_sent"] / dd if dd else 1.0
+            k = 2 if b.index > 0 else 1
+            fw = int(np.ceil(nin * rho_a * nout / S)) + b.rows + b.cols
+            bw = int(np.ceil(nout * rho_d * nin * k / S)) + b.rows + b.cols
+            layers.append((fw, bw))
+        return {"cycles": sum(f + b for f, b in layers), "layers": layers}
+
     def traffic(self) -> dict[str, int]:
         """Link traversals per color role since the plan was loaded (wavelets x hops)."""
         t = self.plan.wafer.counters().color_traffic
@@ -124,6 +156,10 @@ class TrainStats:
         for s in self.skipped():
             lines.append(f"layer {s['layer']}: {s['activations_skipped']} zero activations and "
                          f"{s['deltas_skipped']} zero deltas not sent")
+        if self.samples_trained:
+            bd = self.bound()["cycles"]
+            lines.append(f"analytic bound: {bd} cycles per sample; measured / bound = "
+                         f"{self.cycles_per_sample / bd:.2f}")
         mem = self.memory()
         lines.append(f"peak PE memory: {int(mem.max())} data bytes")
         return "\n".join(lines)

@@ -153,7 +153,8 @@ class Trainer:
         if not np.all(np.isfinite(Xf)):
             bad = np.argwhere(~np.isfinite(Xf))[0]
             raise ConfigError(f"{what}[{bad[0]}, {bad[1]}] is {Xf[tuple(bad)]}: inputs must be finite")
-        Xt = Xf.astype(self._t)
+        with np.errstate(over="ignore"):
+            Xt = Xf.astype(self._t)
         if not np.all(np.isfinite(Xt)):
             raise ConfigError(f"{what} holds values beyond the range of {self.plan.dtype}")
         return Xt

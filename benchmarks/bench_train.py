@@ -1,0 +1,205 @@
+"""Speed of training on the wafer: the digits network (64-32-10, ReLU) trained by ws.Trainer.
+
+Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 SGD lr 0.1):
+
+1. emulated cycles per trained sample against the analytic per-sample bound of
+   ``TrainStats.bound()`` (one sample in flight; the aim is measured / bound within 1.5 x),
+   and the wafer's busy cycles per pass (``TrainStats.busy_by_pass()``);
+2. wall-clock seconds per 1,000 trained samples and per digits epoch (1437 samples,
+   extrapolated unless --full), against a named baseline: the plain numpy reference trainer
+   (``wafersim.reference.training.train_numpy``, float32, same initial weights, same sample
+   order, same SGD or mini-batch update), as the ratio wafer / numpy.
+3. With --to95: the fp32 SGD configuration trained epoch by epoch on the whole training set
+   until test accuracy >= 0.95 (at most --max-epochs); prints epochs and wall seconds
+   against the aims of 5 minutes on 2 cores (and, longer term, 60 s).
+
+Run: python benchmarks/bench_train.py [--samples 400 | --full] [--blocks 4x4,4x2]
+                                      [--repeat 3] [--threads N] [--to95 [--max-epochs 10]]
+Wall times are the best of --repeat runs (the machine may be shared: numbers are noisy).
+Emulated cycles do not depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # keep numpy's BLAS threads off the cores
+
+import numpy as np  # noqa: E402
+
+import wafersim as ws  # noqa: E402
+from wafersim.reference.training import mlp_forward, train_numpy  # noqa: E402
+from wafersim.train.datasets import digits  # noqa: E402
+
+from timing import best_of  # noqa: E402  (benchmarks/timing.py)
+
+AIM_BOUND = 1.5          # measured cycles per sample / analytic bound
+AIM_TO95 = 300.0         # seconds to 95% test accuracy on 2 cores
+AIM_TO95_LONG = 60.0     # the longer-term aim
+EPOCH = 1437             # digits training samples (the 80% split)
+
+#: (name, dtype, algo, lr, batch_size)
+CONFIGS = [
+    ("fp32 SGD", "fp32", "sgd", 0.1, 1),
+    ("fp32 mini-batch 8", "fp32", "minibatch", 0.3, 8),
+    ("fp16 SGD", "fp16", "sgd", 0.1, 1),
+]
+
+
+def parse_blocks(text: str | None):
+    """'4x4,4x2' -> [(4, 4), (4, 2)]; None or 'auto' -> None (ws.map chooses)."""
+    if text is None or text == "auto":
+        return None
+    out = []
+    for part in text.split(","):
+        r, c = part.lower().split("x")
+        out.append((int(r), int(c)))
+    return out
+
+
+def build(dtype: str, blocks, threads: int | None):
+    """The digits model from seed 0, its initial parameters and activations, and its plan."""
+    ws.nn.manual_seed(0)
+    model = ws.nn.Sequential(ws.nn.Linear(64, 32), ws.nn.ReLU(), ws.nn.Linear(32, 10))
+    dense = model.dense_layers()
+    params = [(np.array(d.linear.weight), None if d.linear.bias is None else np.array(d.linear.bias))
+              for d in dense]
+    acts = [d.activation for d in dense]
+    plan = ws.map(model, blocks=blocks, dtype=dtype)
+    if threads is not None:
+        plan.wafer.threads = threads
+    return params, acts, plan
+
+
+def _threads(plan) -> str:
+    t = plan.wafer.threads
+    return f"{t} thread(s)" if t else "OpenMP's default threads"
+
+
+def trainer(plan, algo: str, lr: float, batch: int):
+    return ws.Trainer(plan, algo=algo, lr=lr, batch_size=batch, progress=False)
+
+
+def wafer_run(cfg, blocks, threads, X, y, repeat: int):
+    """Best wall time of training once over (X, y) in the given order; the trainer and the
+    stats of that run."""
+    _, dtype, algo, lr, batch = cfg
+    best = None
+    for _ in range(repeat):
+        _, _, plan = build(dtype, blocks, threads)
+        tr = trainer(plan, algo, lr, batch)
+        t0 = time.perf_counter()
+        tr.fit(X, y, epochs=1, shuffle=False)
+        dt = time.perf_counter() - t0
+        if best is None or dt < best[0]:
+            best = (dt, tr)
+    return best
+
+
+def bench_config(cfg, args, data) -> None:
+    name, dtype, algo, lr, batch = cfg
+    Xtr, ytr, Xte, yte = data
+    n = len(Xtr) if args.full else min(args.samples, len(Xtr))
+    order = np.random.default_rng(args.seed).permutation(len(Xtr))[:n]
+    X, y = Xtr[order], ytr[order]
+    params, acts, plan = build(dtype, args.blocks, args.threads)
+    shapes = ", ".join(f"{b.rows}x{b.cols}" for b in plan.layers)
+    print(f"\n== {name}: lr {lr}" + (f", batch {batch}" if algo == "minibatch" else "")
+          + f"; blocks {shapes} ({'given' if args.blocks else 'automatic'}) on a "
+          f"{plan.wafer.rows}x{plan.wafer.cols} wafer, {_threads(plan)}; "
+          f"{n} samples" + (" (one epoch)" if n == len(Xtr) else ""))
+
+    dt, tr = wafer_run(cfg, args.blocks, args.threads, X, y, args.repeat)
+    st = tr.stats()
+    # read everything from the stats before evaluate() adds inference runs to them
+    cps = st.cycles_per_sample
+    bd = st.bound()
+    busy = st.busy_by_pass()
+    total = sum(busy.values()) or 1
+    ratio = cps / bd["cycles"]
+    print(f"  emulated cycles per sample {cps:9.1f}   analytic bound {bd['cycles']:5d} "
+          f"(per layer fwd/bwd: {', '.join(f'{f}/{b}' for f, b in bd['layers'])})")
+    print(f"  measured / bound {ratio:6.2f} x   (aim {AIM_BOUND}x: "
+          f"{'met' if ratio <= AIM_BOUND else f'{ratio / AIM_BOUND:.2f} x over'})")
+    print("  busy cycles by pass: " + ", ".join(
+        f"{k} {100 * v / total:.0f}%" for k, v in busy.items()) + f"  ({total} PE-cycles)")
+
+    Y = np.eye(10)[y]
+    np_order = [np.arange(n)]
+    np_dt = best_of(lambda: train_numpy(params, acts, X, Y, lr, algo=algo, batch_size=batch,
+                                        epochs=1, order=np_order, dtype=np.float32), args.repeat)
+    w_k, n_k = 1000 * dt / n, 1000 * np_dt / n
+    print(f"  wall: wafer {w_k:8.3f} s / 1000 samples, {w_k * EPOCH / 1000:8.2f} s / epoch"
+          f"   ({n / dt:7.0f} samples/s, {cps * n / dt / 1e6:.2f} M emulated cycles/s)")
+    print(f"        numpy {n_k:8.3f} s / 1000 samples, {n_k * EPOCH / 1000:8.2f} s / epoch"
+          f"   (baseline: train_numpy float32, same order)")
+    print(f"        ratio wafer / numpy {dt / np_dt:8.1f} x")
+
+    P = train_numpy(params, acts, X, Y, lr, algo=algo, batch_size=batch, epochs=1,
+                    order=np_order, dtype=np.float32)
+    np_acc = float(np.mean(mlp_forward(P, acts, Xte).argmax(1) == yte))
+    w_acc = tr.evaluate(Xte, yte)["accuracy"]
+    print(f"  test accuracy after these {n} samples: wafer {w_acc:.3f}, numpy {np_acc:.3f}")
+
+
+def to95(args, data) -> None:
+    Xtr, ytr, Xte, yte = data
+    name, dtype, algo, lr, batch = CONFIGS[0]
+    print(f"\n== time to 95% test accuracy: {name}, lr {lr}, {len(Xtr)} samples per epoch, "
+          f"test on {len(Xte)}, at most {args.max_epochs} epochs")
+    t_start = time.perf_counter()
+    _, _, plan = build(dtype, args.blocks, args.threads)
+    tr = trainer(plan, algo, lr, batch)
+    t_train = 0.0
+    reached = None
+    for ep in range(1, args.max_epochs + 1):
+        h = tr.fit(Xtr, ytr, epochs=1)
+        t_train += h.seconds[-1]
+        acc = tr.evaluate(Xte, yte)["accuracy"]
+        wall = time.perf_counter() - t_start
+        print(f"  epoch {ep:2d}: train loss {h.loss[-1]:.4f}, train acc {h.accuracy[-1]:.3f}, "
+              f"test acc {acc:.3f}; {h.seconds[-1]:6.1f} s training, {wall:6.1f} s in all")
+        if acc >= 0.95:
+            reached = (ep, wall)
+            break
+    if reached is None:
+        wall = time.perf_counter() - t_start
+        print(f"  95% not reached in {args.max_epochs} epochs ({wall:.1f} s)")
+        return
+    ep, wall = reached
+    print(f"  time to 95%: {ep} epoch(s), {wall:.1f} s wall (training {t_train:.1f} s, the rest "
+          f"mapping and test evaluations)")
+    print(f"  ratio to aim {AIM_TO95:.0f} s on 2 cores: {wall / AIM_TO95:.2f}   "
+          f"ratio to longer aim {AIM_TO95_LONG:.0f} s: {wall / AIM_TO95_LONG:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--samples", type=int, default=400, help="training samples per timed run")
+    ap.add_argument("--full", action="store_true", help="train a whole epoch (1437 samples)")
+    ap.add_argument("--blocks", type=parse_blocks, default=None,
+                    help="block shapes per layer, e.g. 4x4,4x2 (default: automatic)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs; the best is kept")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="OpenMP threads of the wafer (default: OpenMP's default)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sample order")
+    ap.add_argument("--to95", action="store_true", help="also time training to 95%% test accuracy")
+    ap.add_argument("--max-epochs", type=int, default=10, help="epoch limit of --to95")
+    args = ap.parse_args()
+
+    data = digits()
+    print(f"wafersim {ws.__version__}: training digits 64-32-10 (ReLU, MSE loss) on the "
+          f"emulated wafer; wall times best of {args.repeat}, {os.cpu_count()} CPU(s)")
+    print(f"baselines: cycles against TrainStats.bound() (aim {AIM_BOUND}x); wall time against "
+          f"numpy train_numpy(dtype=float32)")
+    for cfg in CONFIGS:
+        bench_config(cfg, args, data)
+    if args.to95:
+        to95(args, data)
+
+
+if __name__ == "__main__":
+    main()

@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 
 import wafersim as ws  # noqa: E402
 from wafersim.reference.training import mlp_forward, train_numpy  # noqa: E402
+from wafersim.train.cli_train import parse_blocks  # noqa: E402
 from wafersim.train.datasets import digits  # noqa: E402
 
 from timing import best_of  # noqa: E402  (benchmarks/timing.py)
@@ -46,17 +47,6 @@ CONFIGS = [
     ("fp32 mini-batch 8", "fp32", "minibatch", 0.3, 8),
     ("fp16 SGD", "fp16", "sgd", 0.1, 1),
 ]
-
-
-def parse_blocks(text: str | None):
-    """'4x4,4x2' -> [(4, 4), (4, 2)]; None or 'auto' -> None (ws.map chooses)."""
-    if text is None or text == "auto":
-        return None
-    out = []
-    for part in text.split(","):
-        r, c = part.lower().split("x")
-        out.append((int(r), int(c)))
-    return out
 
 
 def build(dtype: str, blocks, threads: int | None):

@@ -20,7 +20,16 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .task_ids import COLOR_ROLES, UT_FOR_J, UT_FREE_FOR_SC
 
-__all__ = ["allocate_colors"]
+__all__ = ["allocate_colors", "ROLE_NAMES"]
+
+#: What each color role carries.
+ROLE_NAMES = {
+    "A0": "activations into even layers", "A1": "activations into odd layers",
+    "P0": "forward partial sums", "P1": "forward partial sums",
+    "D": "deltas down columns",
+    "H0": "delta partial sums", "H1": "delta partial sums",
+    "J0": "delta sums / targets to finalizers", "J1": "delta sums / targets to finalizers",
+}
 
 
 def allocate_colors(fabric_colors: int, taken: set[int] = frozenset()) -> dict[str, int]:

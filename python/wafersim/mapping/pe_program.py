@@ -202,13 +202,11 @@ def pe_source(s: PeSpec) -> str:
     if F:
         add("v_flags:  .space u16, " + str(K) + "  ; per slot: the sample ends a mini-batch")
         add("v_jcnt:   .u16 0          ; forward passes done whose backward pass has not started")
-        add("v_txp:    .u16 0          ; activation sender: next element, its index, left, closeout")
-        add("v_txi:    .u16 0")
-        add("v_txn:    .u16 0")
+        add("v_txp:    .u16 0          ; activation sender: next element, resume point, closeout")
+        add("v_txpc:   .u16 0")
         add("v_txc:    .u16 0")
         add("v_dxp:    .u16 0          ; delta sender: the same")
-        add("v_dxi:    .u16 0")
-        add("v_dxn:    .u16 0")
+        add("v_dxpc:   .u16 0")
         add("v_dxc:    .u16 0")
         add("v_dflag:  .u16 0          ; the back-propagated sample ends a mini-batch")
         add("v_dpbusy: .u16 0          ; a backward pass is in progress here")
@@ -268,7 +266,8 @@ def pe_source(s: PeSpec) -> str:
         if s.row < s.rows - 1:
             add(f".task fin3, {T.FIN3}")
         add(f".task tx, {T.TX}")
-        add(f".task dx, {T.DTX}")
+        if s.d_send:
+            add(f".task dx, {T.DTX}")
         add(f".task j_first, {s.j_in}")
         add(f".task j_read, {T.JREAD}")
         add(f".task dfin, {T.DFIN}")
@@ -278,8 +277,9 @@ def pe_source(s: PeSpec) -> str:
     add("main:   ld16 r7, c_i0")
     add("        ld16 r8, c_rowb")
     add("        ld16 r9, c_o0")
-    add("        movi r10, 0")
+    add("        li r10, cps")
     add("        movi r11, 0")
+    add(f"        movi r14, {E}")
     add("        lds0wds S0[0], d_fpsum")
     add("        lds1wds S1[0], d_wrow")
     add("        lddwds  D[0], d_actst")
@@ -365,7 +365,7 @@ def pe_source(s: PeSpec) -> str:
     # --- DP + CP: b_delta -----------------------------------------------------------------
     add(";@pass delta")
     add("b_delta:                                ; delta_j in r2, j in r4")
-    L.extend(_delta_body(s, FX, E, inline=False))
+    L.extend(_delta_body(s, FX))
 
     # --- b_close -> delta partial-sum chain --------------------------------------------
     add(";@pass delta")
@@ -473,94 +473,131 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     # transmit the nonzero activations, each with its neuron index [0408], [0424]
     add("        li r6, aslots")
     add("        add16 r6, r6, r12")
-    add("        st16 r6, v_txp")
-    add("        st16 r9, v_txi")
-    add(f"        li r5, {s.nout}")
-    add("        st16 r5, v_txn")
-    add("        movi r5, 1")
-    add("        st16 r5, v_txc")
-    L.extend(_staged_sender("tx", s, FX, MV, stage=T.STAGE_TX, q_dsd="d_txq", send=True,
-                            out_utid=T.UT_TX,
-                            close_ids=(T.F_CLOSE, T.F_CLOSE_END), flag_var="v_flag", hook=[],
+    L.extend(_sender_setup("tx", True))
+    L.extend(_staged_sender("tx", s, FX, MV, stage=T.STAGE_TX, q_dsd="d_txq",
+                            out_utid=T.UT_TX, close_ids=(T.F_CLOSE, T.F_CLOSE_END),
+                            flag_var="v_flag", last_round=["        term"],
                             done=["        jmp fp_end"]))
     return L
 
-def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: str, send: bool,
-                   out_utid: int, close_ids: tuple[int, int], flag_var: str, hook: list[str],
-                   done: list[str]) -> list[str]:
-    """A round-based sender of sparse wavelets (f_txact:tx [0413]): each round scans the
-    next elements of the vector at v_{p}p, puts every nonzero one as (value, index) into the
-    local queue ``stage`` (and runs ``hook`` on it, with the value in r2 and the index in
-    r4), stages the closeout after the last element, and forwards the round with one
-    asynchronous sparse operation, whose completion starts the next round. A suspended
-    operation re-reads registers when it resumes, so the index travels in the staged
-    wavelets themselves (US [0506]) rather than in r4; the foreground never waits for the
-    fabric. A round holds at most ``qcap`` wavelets: the staging queue never fills."""
+def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: str,
+                   out_utid: int, close_ids: tuple[int, int], flag_var: str,
+                   last_round: list[str], done: list[str]) -> list[str]:
+    """A round-based sender of sparse wavelets (f_txact:tx [0413]) for the ``nout``-element
+    vector at v_{p}p. A round scans on from where the last one stopped (the resume point
+    is a code address: the scan is unrolled, element j's index o0 + j a constant), puts
+    each nonzero element as (value, index) into the local queue ``stage``, the closeout
+    after the last one, and forwards the round with one asynchronous sparse operation
+    (US [0506]: the index travels in the staged wavelet, not in r4); its completion starts
+    the next round. A round holds at most ``qcap`` wavelets, so the staging queue never
+    fills, and the foreground never waits for the fabric. ``last_round`` runs right after
+    the last round is handed over (its forwarding overlaps it); ``done`` when all is out."""
+    E, n = s.esize, s.nout
+    L = []
+    add = L.append
+    add(f"{p}:     lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)")
+    add(f"        ld16 r6, v_{p}p")
+    add(f"        ld16 r5, v_{p}pc")
+    add("        movi r12, 0")
+    add("        movi r15, 0")
+    add(f"        li r14, {s.qcap}")
+    add("        jr r5                          ; resume the scan")
+    for j in range(n):
+        add(f"{p}_{j}:  {MV} r2, [r6]")
+        add(f"        feq{FX} r2, #0")
+        add(f"        bt {p}z_{j}                      ; zeros are not sent [0408]")
+        add(f"        li r4, {s.o0 + j}")
+        add(f"        {MV} D[1], r2                   ; stage (value, index)")
+        add("        addi r12, 1")
+        add("        eq16 r12, r14")
+        add(f"        bf {p}z_{j}")
+        add(f"        addi r6, {E}")
+        add(f"        li r5, {p}_{j + 1}                ; the round is full: resume after it")
+        add(f"        jmp {p}f")
+        add(f"{p}z_{j}: addi r6, {E}")
+    add(f"{p}_{n}:  ld16 r5, v_{p}c")
+    add("        eq16 r5, #0")
+    add(f"        li r5, {p}_{n}")
+    add(f"        bt {p}f                         ; the closeout went in an earlier round")
+    add("        eq16 r12, r14")
+    add(f"        bt {p}f                         ; no room left in this round")
+    add("        movi r15, 1                    ; this is the last round")
+    add("        movi r0, 0")
+    add(f"        st16 r0, v_{p}c")
+    add(f"        ld16 r0, {flag_var}")
+    add("        eq16 r0, #0")
+    add(f"        li r4, {0xFFC0 | close_ids[1]}")
+    add(f"        bf {p}c")
+    add(f"        li r4, {0xFFC0 | close_ids[0]}")
+    add(f"{p}c:    {MV} D[1], r2                   ; stage the closeout (index bits 15:6 set [0505])")
+    add("        addi r12, 1")
+    add(f"{p}f:    st16 r6, v_{p}p")
+    add(f"        st16 r5, v_{p}pc")
+    add("        eq16 r12, #0")
+    add(f"        bt {p}d                         ; everything is out")
+    add(f"        li r5, {(stage & 1) << 15}")
+    add("        or16 r5, r5, r12")
+    add(f"        st16 r5, {q_dsd}                ; this round's length (Length is bits 14:0)")
+    add(f"        li r5, {(out_utid & 1) << 15}")
+    add("        or16 r5, r5, r12")
+    add(f"        st16 r5, {q_dsd}o")
+    add(f"        lds1wds S1[6], {q_dsd}")
+    add(f"        lddwds  D[2], {q_dsd}o")
+    add("        eq16 r15, #0")
+    add(f"        bf {p}lr")
+    add(f"        {MV}.t D[2], S1[6]              ; forward the round, asynchronously")
+    add(f"{p}lr:   {MV} D[2], S1[6]                ; the last round: forwarded while ...")
+    L.extend(last_round)
+    add(f"{p}d:")
+    L.extend(done)
+    return L
+
+
+def _sender_setup(p: str, closeout: bool) -> list[str]:
+    """Starts sender ``p`` on the vector whose address is in r6."""
+    return [f"        st16 r6, v_{p}p",
+            f"        li r5, {p}_0",
+            f"        st16 r5, v_{p}pc",
+            f"        movi r5, {1 if closeout else 0}",
+            f"        st16 r5, v_{p}c",
+            f"        jmp {p}"]
+
+
+def _own_block_pass(s: PeSpec, FX: str, MV: str, then: list[str]) -> list[str]:
+    """The finalizer's own share of DP and CP for every nonzero delta of its column, after
+    the deltas are on their way to the other PEs of the column. Unrolled (delta_j's
+    column offset is a constant), one copy per chain-pass variant. The labels dnz{s,a}_j
+    run once per nonzero delta: the statistics count them."""
     E = s.esize
     L = []
     add = L.append
-    add(f"{p}:     ld16 r6, v_{p}p")
-    if send:
-        add(f"        lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)")
-    add(f"        ld16 r4, v_{p}i")
-    add(f"        ld16 r13, v_{p}n")
-    add("        movi r12, 0")
-    add(f"        li r14, {s.qcap}")
-    add(f"{p}l:    eq16 r13, #0")
-    add(f"        bt {p}e")
-    add("        eq16 r12, r14")
-    add(f"        bt {p}f                         ; the round is full")
-    add(f"        {MV} r2, [r6]")
-    add(f"        addi r6, {E}")
-    add("        addi r13, -1")
-    add(f"        feq{FX} r2, #0")
-    add(f"        bt {p}n                         ; zeros are not sent [0408]")
-    if send:
-        add(f"{p}s:    {MV} D[1], r2                   ; stage (value, index)")
-        add("        addi r12, 1")
-    if hook:
-        add(f"{p}h:    mov16 r1, r4                   ; (runs once per nonzero: the count of them)")
-        add("        mov16 r15, r6")
-        L.extend(hook)
-        add(";@pass delta")
-        add(f"{p}r:    mov16 r4, r1")
-        add("        mov16 r6, r15")
-    add(f"{p}n:    addi r4, 1")
-    add(f"        jmp {p}l")
-    if send:
-        add(f"{p}e:    ld16 r5, v_{p}c")
-        add("        eq16 r5, #0")
-        add(f"        bt {p}f                         ; the closeout is staged already")
-        add("        eq16 r12, r14")
-        add(f"        bt {p}f")
-        add("        movi r5, 0")
-        add(f"        st16 r5, v_{p}c")
-        add(f"        ld16 r5, {flag_var}")
-        add("        eq16 r5, #0")
-        add(f"        li r4, {0xFFC0 | close_ids[1]}")
-        add(f"        bf {p}c")
-        add(f"        li r4, {0xFFC0 | close_ids[0]}")
-        add(f"{p}c:    {MV} D[1], r2                   ; stage the closeout (index bits 15:6 set [0505])")
-        add("        addi r12, 1")
-        add(f"{p}f:    st16 r6, v_{p}p")
-        add(f"        st16 r4, v_{p}i")
-        add(f"        st16 r13, v_{p}n")
-        add("        eq16 r12, #0")
-        add(f"        bt {p}d                         ; everything is out")
-        add(f"        li r5, {(stage & 1) << 15}")
-        add("        or16 r5, r5, r12")
-        add(f"        st16 r5, {q_dsd}                ; this round's length (Length is bits 14:0)")
-        add(f"        li r5, {(out_utid & 1) << 15}")
-        add("        or16 r5, r5, r12")
-        add(f"        st16 r5, {q_dsd}o")
-        add(f"        lds1wds S1[6], {q_dsd}")
-        add(f"        lddwds  D[2], {q_dsd}o")
-        add(f"        {MV}.t D[2], S1[6]              ; forward the round, asynchronously")
-    else:
-        add(f"{p}e:")
-        add(f"{p}f:")
-    add(f"{p}d:")
-    L.extend(done)
+    add("own:    li r6, c_neglr")
+    add(f"        {MV} r12, [r6]                  ; -lr")
+    add("        ld16 r5, v_cpm")
+    add("        li r6, delta")
+    add("        eq16 r5, #0")
+    add("        bt owns                        ; (a branch reaches 128 instructions; the")
+    add("        jmp owna                       ;  unrolled passes are longer)")
+    add("owns:")
+    for variant in ("s", "a"):
+        if variant == "a":
+            add("owna:")
+        for j in range(s.nout):
+            add(f"own{variant}_{j}: {MV} r2, [r6]")
+            add(f"        feq{FX} r2, #0")
+            add(f"        bt own{variant}z_{j}")
+            add(f"dnz{variant}_{j}: li r4, {E * j}               ; column j of W")
+            if s.has_dp:
+                add(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
+            add(";@pass chain")
+            if variant == "s":
+                add(f"        fmul{FX} r2, r2, r12              ; -lr * delta_j")
+                add(f"        fmac{FX} S0[2], S0[2], S1[2]      ; CP: W[j, I_r] += a * (-lr delta_j) [0617]")
+            else:
+                add(f"        fmac{FX} S0[3], S0[3], S1[2]      ; CP: G[j, I_r] += a * delta_j [0618]")
+            add(";@pass delta")
+            add(f"own{variant}z_{j}: addi r6, {E}")
+        L.extend(then)
     return L
 
 
@@ -573,7 +610,13 @@ def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
     add = L.append
     add("fp_end: movi r5, 0")
     add("        st16 r5, v_fpbusy")
-    add("        ld16 r10, v_cpm")
+    add("        ld16 r5, v_cpm                 ; the chain-pass variant of this sample")
+    add("        li r10, cps")
+    add("        eq16 r5, #0")
+    add("        bt fpv")
+    add("        li r10, cpa")
+    add("fpv:    li r6, c_neglr")
+    add(f"        {MV} r12, [r6]                  ; -lr")
     add("        ld16 r5, v_mode")
     add("        eq16 r5, #0")
     add("        bf fpt")
@@ -625,32 +668,20 @@ def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
     return L
 
 
-def _delta_body(s: PeSpec, FX: str, E: int, inline: bool) -> list[str]:
-    """DP and CP for one delta delta_j (r2, index j in r4). The task version terminates;
-    the finalizer's inline version returns to its transmit loop."""
-    p = "i" if inline else ""
-    end = "jmp dxr" if inline else None
+def _delta_body(s: PeSpec, FX: str) -> list[str]:
+    """b_delta: DP and CP for one delta delta_j (r2, index j in r4): r14 = element size,
+    r10 = the code address of the chain-pass variant, r12 = -lr (set by fp_end)."""
     L = []
     add = L.append
     add("        sub16 r4, r4, r9")
-    add("        add16 r4, r4, r4")
-    if E == 4:
-        add("        add16 r4, r4, r4               ; column j of W")
+    add("        mul16 r4, r4, r14              ; column j of W")
     if s.has_dp:
         add(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
     add(";@pass chain")
-    add("        eq16 r10, #0")
-    add(f"        bf {p}cpa")
-    add("        li r6, c_neglr")
-    add(f"        fmul{FX} r2, r2, [r6]             ; -lr * delta_j")
-    if end:
-        add(f"        fmac{FX} S0[2], S0[2], S1[2]      ; CP: W[j, I_r] += a * (-lr delta_j) [0617]")
-        add(f"        {end}")
-        add(f"{p}cpa:   fmac{FX} S0[3], S0[3], S1[2]      ; CP: G[j, I_r] += a * delta_j [0618]")
-        add(f"        {end}")
-    else:
-        add(f"        fmac{FX}.t S0[2], S0[2], S1[2]    ; CP: W[j, I_r] += a * (-lr delta_j) [0617]")
-        add(f"{p}cpa:   fmac{FX}.t S0[3], S0[3], S1[2]    ; CP: G[j, I_r] += a * delta_j [0618]")
+    add("        jr r10                         ; in place (SGD) or accumulate")
+    add(f"cps:    fmul{FX} r2, r2, r12              ; -lr * delta_j")
+    add(f"        fmac{FX}.t S0[2], S0[2], S1[2]    ; CP: W[j, I_r] += a * (-lr delta_j) [0617]")
+    add(f"cpa:    fmac{FX}.t S0[3], S0[3], S1[2]    ; CP: G[j, I_r] += a * delta_j [0618]")
     return L
 
 
@@ -809,7 +840,8 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
             add(f"        {MV} D[8], S1[8]                 ; delta = sum")
     if s.bias:
         add(";@pass chain")
-        add("        eq16 r10, #0")
+        add("        ld16 r5, v_cpm")
+        add("        eq16 r5, #0")
         add("        bf dba")
         add("        li r6, c_neglr")
         add(f"        {MV} r2, [r6]")
@@ -829,16 +861,16 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        mov16 r5, [r6]                 ; does this sample end a mini-batch?")
     add("        st16 r5, v_dflag")
     add("        li r6, delta")
-    add("        st16 r6, v_dxp")
-    add("        st16 r9, v_dxi")
-    add(f"        li r5, {nout}")
-    add("        st16 r5, v_dxn")
-    add(f"        movi r5, {1 if s.d_send else 0}")
-    add("        st16 r5, v_dxc")
-    # each nonzero delta goes down the column and is applied to this PE's own block
-    L.extend(_staged_sender("dx", s, FX, MV, stage=T.STAGE_DTX, q_dsd="d_dxq", send=s.d_send,
-                            out_utid=T.UT_DTX, close_ids=(T.B_CLOSE, T.B_CLOSE_END),
-                            flag_var="v_dflag", hook=_delta_body(s, FX, E, inline=True),
-                            done=["        ld16 r5, v_dflag", "        jmp bc             "
-                                  "            ; this PE's own delta closeout"]))
+    if s.d_send:
+        # the nonzero deltas down the column, then this PE's own share while they travel
+        L.extend(_sender_setup("dx", True))
+        L.extend(_staged_sender("dx", s, FX, MV, stage=T.STAGE_DTX, q_dsd="d_dxq",
+                                out_utid=T.UT_DTX, close_ids=(T.B_CLOSE, T.B_CLOSE_END),
+                                flag_var="v_dflag", last_round=["        jmp own"],
+                                done=["        ld16 r5, v_dflag",
+                                      "        jmp bc                         ; this PE's own delta closeout"]))
+        L.extend(_own_block_pass(s, FX, MV, ["        term"]))
+    else:
+        # alone in its column: its own share, then its own delta closeout
+        L.extend(_own_block_pass(s, FX, MV, ["        ld16 r5, v_dflag", "        jmp bc"]))
     return L

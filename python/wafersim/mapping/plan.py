@@ -20,7 +20,7 @@ from ..errors import ConfigError, ProgramError
 from ..nn.sequential import DenseLayer, Sequential
 from . import task_ids as T
 from .block_shapes import choose_blocks, pe_data_bytes
-from .colors import allocate_colors
+from .colors import ROLE_NAMES, allocate_colors
 from .pe_program import PASSES, PeSpec, pe_source
 from .placement import LayerBlock, check_shapes
 from .routes import mapping_routes
@@ -286,19 +286,15 @@ class Plan:
         lines.append(f"  peak PE memory: {top['data_bytes']} of "
                      f"{w._core.ce_config.data_bytes} data bytes, up to "
                      f"{max(m['instructions'] for m in mem.values())} instructions")
-        roles = {
-            "A0": "activations into even layers", "A1": "activations into odd layers",
-            "P0": "forward partial sums", "P1": "forward partial sums",
-            "D": "deltas down columns", "H0": "delta partial sums", "H1": "delta partial sums",
-            "J0": "delta sums / targets to finalizers", "J1": "delta sums / targets to finalizers"}
-        lines.append("  colors: " + ", ".join(f"{k}={v} ({roles[k]})" for k, v in self.colors.items()))
+        lines.append("  colors: " + ", ".join(f"{k}={v} ({ROLE_NAMES[k]})"
+                                              for k, v in self.colors.items()))
         lines.append(f"  inputs enter at {self.input_ports[0]}..{self.input_ports[-1]} (west edge); "
                      f"outputs leave and targets enter at {self.output_ports[0]}.."
                      f"{self.output_ports[-1]} (east edge)")
         return "\n".join(lines)
 
     def picture(self, ax=None):
-        """Which PEs hold which layer and where each color runs (matplotlib Axes)."""
+        """Which PEs hold which layer and where each color runs (a matplotlib Figure)."""
         from ..viz.training_plots import plot_placement
 
         return plot_placement(self, ax=ax)

@@ -74,11 +74,15 @@ class TrainStats:
         """How many times ``task`` (an id) started on PE ``pe``."""
         return int(self._tasks.get(tuple(pe), {}).get(int(task), 0))
 
-    def _count_at(self, pe, label: str) -> int:
+    def _count_at(self, pe, prefix: str) -> int:
+        """Executions of the one-cycle instructions labelled ``prefix``... (the profile
+        counts cycles per address)."""
         prof = self._pcs.get(tuple(pe))
         if prof is None:
             return 0
-        return int(prof[self.plan.code_address(pe, label)])
+        prog = self.plan.programs[tuple(pe)]
+        return int(sum(prof[sym.address] for name, sym in prog.symbols.items()
+                       if name.startswith(prefix) and sym.kind == "code"))
 
     def skipped(self) -> list[dict]:
         """Per layer: activations into it and deltas out of it, sent and skipped (zeros)."""
@@ -88,7 +92,7 @@ class TrainStats:
         for b in p.layers:
             spec0 = p.specs[b.at(0, 0)]
             got = sum(self.tasks(b.at(r, 0), spec0.a_in) for r in range(b.rows))
-            d_sent = sum(self._count_at(b.finalizer(c), "dxh") for c in range(b.cols))
+            d_sent = sum(self._count_at(b.finalizer(c), "dnz") for c in range(b.cols))
             d_total = self.samples_trained * b.dense.n_out
             out.append({"layer": b.index, "activations_sent": got,
                         "activations_skipped": fwd * b.dense.n_in - got,

@@ -112,11 +112,18 @@ def pe_source(s: PeSpec) -> str:
                     f"utid={color & 7}, ue={ue}, ac={ac}")
         return f"{name}: .dsd fabric_in, length={length}, sw=1, utid={utid}, ue={ue}, ac={ac}"
 
-    def stage_dsds(q, stage, color, utid, ac):
+    def stage_dsds(q, stage, color, utid, ac, closes):
+        # the staging queue; the forwarder's input (sparse, ends at a control wavelet:
+        # Term activates ac) and output; the two closeouts (fixed indices)
         return "\n".join([
             f"{q}s: .dsd fabric_out, color={stage}, length=1, sw=1, wli=1",
-            f"{q}:  .dsd fabric_in, length=1, sw=1, sc=1, ch={stage >> 3}, utid={stage & 7}, us=1",
-            f"{q}o: .dsd fabric_out, color={color}, length=1, sw=1, wli=1, ue=1, utid={utid}, ac={ac}"])
+            f"{q}:  .dsd fabric_in, length={s.qcap}, sw=1, sc=1, ch={stage >> 3}, utid={stage & 7}, "
+            f"us=1, term=1, ue=1, ac={ac}",
+            f"{q}o: .dsd fabric_out, color={color}, length={s.qcap}, sw=1, wli=1, utid={utid}",
+            f"{q}c: .dsd fabric_out, color={color}, length=1, sw=1, c=1, index={closes[0]}, ue=1, "
+            f"utid={utid}, ac={ac}",
+            f"{q}e: .dsd fabric_out, color={color}, length=1, sw=1, c=1, index={closes[1]}, ue=1, "
+            f"utid={utid}, ac={ac}"])
 
     # ------------------------------------------------------------------ data
     add(f"; layer {s.layer} PE ({s.row}, {s.col}) of {s.rows} x {s.cols}: inputs "
@@ -169,7 +176,7 @@ def pe_source(s: PeSpec) -> str:
         add("d_flagw:  .dsd mem1d, base=v_flags, length=1, stride=2, wli=1")
         # staged sparse sends (see _staged_sender): a local queue, and one forwarding
         # operation per round from it to the fabric (lengths patched per round)
-        add(stage_dsds("d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX))
+        add(stage_dsds("d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END)))
         add(f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}")
         add(f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}")
         add(fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN))
@@ -177,7 +184,7 @@ def pe_source(s: PeSpec) -> str:
         add(f"d_fpr:    .dsd mem1d, base=fpr, length={nout}, stride={E}")
         add(f"d_delta:  .dsd mem1d, base=delta, length={nout}, stride={E}")
         if s.d_send:
-            add(stage_dsds("d_dxq", T.STAGE_DTX, s.d_col, T.UT_DTX, T.DTX))
+            add(stage_dsds("d_dxq", T.STAGE_DTX, s.d_col, T.UT_DTX, T.DTX, (T.B_CLOSE, T.B_CLOSE_END)))
         if s.last:
             add(f"d_lout:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, wli=1")
     # variables: the first 512 bytes, where ld16 / st16 reach [0603]
@@ -193,7 +200,7 @@ def pe_source(s: PeSpec) -> str:
     add("v_fpsl:   .u16 0          ; forward slot index")
     add("v_bpsl:   .u16 0          ; backward slot index")
     add("v_n1:     .u16 1          ; update scale 1 applies to batches of v_n1 samples")
-    add("v_fpc:    .u16 0          ; FP control register value (config task)")
+    add("v_fpc:    .u16 0          ; FP control register value, the config task loads it ...")
     add("v_seed:   .u16 1          ; seed of the random-number resource (config task)")
     add(f"c_i0:     .u16 {s.i0}")
     add(f"c_rowb:   .u16 {rowb}")
@@ -202,12 +209,12 @@ def pe_source(s: PeSpec) -> str:
     if F:
         add("v_flags:  .space u16, " + str(K) + "  ; per slot: the sample ends a mini-batch")
         add("v_jcnt:   .u16 0          ; forward passes done whose backward pass has not started")
-        add("v_txp:    .u16 0          ; activation sender: next element, resume point, closeout")
+        add("v_txp:    .u16 0          ; activation sender: next element, resume point, closeout out")
         add("v_txpc:   .u16 0")
-        add("v_txc:    .u16 0")
+        add("v_txs:    .u16 0")
         add("v_dxp:    .u16 0          ; delta sender: the same")
         add("v_dxpc:   .u16 0")
-        add("v_dxc:    .u16 0")
+        add("v_dxs:    .u16 0")
         add("v_dflag:  .u16 0          ; the back-propagated sample ends a mini-batch")
         add("v_dpbusy: .u16 0          ; a backward pass is in progress here")
     add(".align 4")
@@ -255,6 +262,7 @@ def pe_source(s: PeSpec) -> str:
     add(f".task b_close_end, {T.B_CLOSE_END}")
     add(f".task apply, {T.APPLY}")
     add(f".task config, {T.CONFIG}")
+    add(f".task setup, {T.SETUP}")
     add(f".task idle, {T.IDLE}")
     if not F:
         add(f".task f_sent, {T.F_SENT}")
@@ -300,10 +308,19 @@ def pe_source(s: PeSpec) -> str:
                     | ({s.p_low} if F and s.row > 0 else set())
                     | ({s.p_high} if F and s.row < s.rows - 1 else set())):
         add(f"        block {c}")
+    add(f"        activate {T.SETUP}")
     add("config: ld16 r0, v_fpc")
     add("        setfpc r0                      ; rounding of every FP result [0680]")
     add("        ld16 r0, v_seed")
     add("        seedrng r0                     ; this PE's random numbers [0668]")
+    add("        term")
+    add("setup:  ld16 r5, v_cpm                 ; the chain-pass variant (b_delta: jr r10)")
+    add("        li r10, cps")
+    add("        eq16 r5, #0")
+    add("        bt cfv")
+    add("        li r10, cpa")
+    add("cfv:    li r6, c_neglr")
+    add(f"        {MV} r12, [r6]                  ; -lr (b_delta)")
     add("        term")
 
     # --- FP: f_act ---------------------------------------------------------------------
@@ -473,34 +490,48 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     # transmit the nonzero activations, each with its neuron index [0408], [0424]
     add("        li r6, aslots")
     add("        add16 r6, r6, r12")
-    L.extend(_sender_setup("tx", True))
+    L.extend(_sender_setup("tx"))
     L.extend(_staged_sender("tx", s, FX, MV, stage=T.STAGE_TX, q_dsd="d_txq",
-                            out_utid=T.UT_TX, close_ids=(T.F_CLOSE, T.F_CLOSE_END),
+                            close_ids=(T.F_CLOSE, T.F_CLOSE_END),
                             flag_var="v_flag", last_round=["        term"],
                             done=["        jmp fp_end"]))
     return L
 
 def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: str,
-                   out_utid: int, close_ids: tuple[int, int], flag_var: str,
-                   last_round: list[str], done: list[str]) -> list[str]:
+                   close_ids: tuple[int, int], flag_var: str, last_round: list[str],
+                   done: list[str]) -> list[str]:
     """A round-based sender of sparse wavelets (f_txact:tx [0413]) for the ``nout``-element
-    vector at v_{p}p. A round scans on from where the last one stopped (the resume point
-    is a code address: the scan is unrolled, element j's index o0 + j a constant), puts
-    each nonzero element as (value, index) into the local queue ``stage``, the closeout
-    after the last one, and forwards the round with one asynchronous sparse operation
-    (US [0506]: the index travels in the staged wavelet, not in r4); its completion starts
-    the next round. A round holds at most ``qcap`` wavelets, so the staging queue never
-    fills, and the foreground never waits for the fabric. ``last_round`` runs right after
-    the last round is handed over (its forwarding overlaps it); ``done`` when all is out."""
+    vector at v_{p}p. Each round first starts one asynchronous forwarding operation from
+    the local queue ``stage`` to the fabric (sparse, US [0506]: the index travels in each
+    staged wavelet, not in r4), then scans on from where the last round stopped (the scan
+    is unrolled: element j's index o0 + j is a constant, the resume point a code address)
+    and stages each nonzero element as (value, index); the forwarder sends each as soon as
+    it is staged. A control marker ends the round (the forwarder's Term [0504]), whose end
+    starts the next round. A round stages at most ``qcap`` wavelets, so the staging queue
+    never fills and the foreground never waits for the fabric. After the last element the
+    closeout goes out with an operation of its own (fixed index, no register to re-read),
+    and its completion runs ``done``. ``last_round`` runs after the last element is staged,
+    while the forwarder works."""
     E, n = s.esize, s.nout
+    marker = 0xFFC0 | T.IDLE
     L = []
     add = L.append
-    add(f"{p}:     lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)")
+    add(f"{p}:     ld16 r5, v_{p}s")
+    add("        eq16 r5, #0")
+    add(f"        bt {p}g0                        ; (branches reach 128 instructions: jmp beyond)")
+    add(f"        jmp {p}d                        ; the closeout is out")
+    add(f"{p}g0:   ld16 r5, v_{p}pc")
+    add(f"        li r0, {p}_{n}")
+    add("        eq16 r5, r0")
+    add(f"        bf {p}g")
+    add(f"        jmp {p}cl                       ; every element is out: the closeout")
+    add(f"{p}g:    lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)")
+    add(f"        lds1wds S1[6], {q_dsd}")
+    add(f"        lddwds  D[2], {q_dsd}o")
+    add(f"        {MV} D[2], S1[6]                ; the forwarder: waits for what is staged")
     add(f"        ld16 r6, v_{p}p")
-    add(f"        ld16 r5, v_{p}pc")
     add("        movi r12, 0")
-    add("        movi r15, 0")
-    add(f"        li r14, {s.qcap}")
+    add(f"        li r14, {s.qcap - 1}")
     add("        jr r5                          ; resume the scan")
     for j in range(n):
         add(f"{p}_{j}:  {MV} r2, [r6]")
@@ -508,58 +539,45 @@ def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: st
         add(f"        bt {p}z_{j}                      ; zeros are not sent [0408]")
         add(f"        li r4, {s.o0 + j}")
         add(f"        {MV} D[1], r2                   ; stage (value, index)")
-        add("        addi r12, 1")
-        add("        eq16 r12, r14")
-        add(f"        bf {p}z_{j}")
-        add(f"        addi r6, {E}")
-        add(f"        li r5, {p}_{j + 1}                ; the round is full: resume after it")
-        add(f"        jmp {p}f")
+        if j + 1 < n:  # after the last element the end marker always fits (qcap - 1 + 1)
+            add("        addi r12, 1")
+            add("        eq16 r12, r14")
+            add(f"        bf {p}z_{j}")
+            add(f"        addi r6, {E}")
+            add(f"        li r5, {p}_{j + 1}                ; the round is full: resume after it")
+            add(f"        jmp {p}f")
         add(f"{p}z_{j}: addi r6, {E}")
-    add(f"{p}_{n}:  ld16 r5, v_{p}c")
-    add("        eq16 r5, #0")
-    add(f"        li r5, {p}_{n}")
-    add(f"        bt {p}f                         ; the closeout went in an earlier round")
-    add("        eq16 r12, r14")
-    add(f"        bt {p}f                         ; no room left in this round")
-    add("        movi r15, 1                    ; this is the last round")
-    add("        movi r0, 0")
-    add(f"        st16 r0, v_{p}c")
-    add(f"        ld16 r0, {flag_var}")
-    add("        eq16 r0, #0")
-    add(f"        li r4, {0xFFC0 | close_ids[1]}")
-    add(f"        bf {p}c")
-    add(f"        li r4, {0xFFC0 | close_ids[0]}")
-    add(f"{p}c:    {MV} D[1], r2                   ; stage the closeout (index bits 15:6 set [0505])")
-    add("        addi r12, 1")
+    add(f"{p}_{n}:  li r5, {p}_{n}")
+    add(f"        st16 r6, v_{p}p")
+    add(f"        st16 r5, v_{p}pc")
+    add(f"        li r4, {marker}")
+    add(f"        {MV} D[1], r2                   ; the last round's end marker (Term)")
+    L.extend(last_round)
     add(f"{p}f:    st16 r6, v_{p}p")
     add(f"        st16 r5, v_{p}pc")
-    add("        eq16 r12, #0")
-    add(f"        bt {p}d                         ; everything is out")
-    add(f"        li r5, {(stage & 1) << 15}")
-    add("        or16 r5, r5, r12")
-    add(f"        st16 r5, {q_dsd}                ; this round's length (Length is bits 14:0)")
-    add(f"        li r5, {(out_utid & 1) << 15}")
-    add("        or16 r5, r5, r12")
-    add(f"        st16 r5, {q_dsd}o")
-    add(f"        lds1wds S1[6], {q_dsd}")
-    add(f"        lddwds  D[2], {q_dsd}o")
-    add("        eq16 r15, #0")
-    add(f"        bf {p}lr")
-    add(f"        {MV}.t D[2], S1[6]              ; forward the round, asynchronously")
-    add(f"{p}lr:   {MV} D[2], S1[6]                ; the last round: forwarded while ...")
-    L.extend(last_round)
+    add(f"        li r4, {marker}")
+    add(f"        {MV}.t D[1], r2                 ; the round's end marker (Term)")
+    add(f"{p}cl:   movi r5, 1")
+    add(f"        st16 r5, v_{p}s")
+    add(f"        ld16 r5, {flag_var}")
+    add("        eq16 r5, #0")
+    add(f"        bt {p}c0")
+    add(f"        lddwds  D[2], {q_dsd}e")
+    add(f"        {MV}.t D[2], r2                 ; the closeout [0413], [0420]: ends a batch")
+    add(f"{p}c0:   lddwds  D[2], {q_dsd}c")
+    add(f"        {MV}.t D[2], r2                 ; the closeout [0413], [0420]")
     add(f"{p}d:")
     L.extend(done)
     return L
 
 
-def _sender_setup(p: str, closeout: bool) -> list[str]:
+def _sender_setup(p: str) -> list[str]:
     """Starts sender ``p`` on the vector whose address is in r6."""
     return [f"        st16 r6, v_{p}p",
             f"        li r5, {p}_0",
             f"        st16 r5, v_{p}pc",
-            f"        movi r5, {1 if closeout else 0}",
-            f"        st16 r5, v_{p}c",
+            "        movi r5, 0",
+            f"        st16 r5, v_{p}s",
             f"        jmp {p}"]
 
 
@@ -610,13 +628,6 @@ def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
     add = L.append
     add("fp_end: movi r5, 0")
     add("        st16 r5, v_fpbusy")
-    add("        ld16 r5, v_cpm                 ; the chain-pass variant of this sample")
-    add("        li r10, cps")
-    add("        eq16 r5, #0")
-    add("        bt fpv")
-    add("        li r10, cpa")
-    add("fpv:    li r6, c_neglr")
-    add(f"        {MV} r12, [r6]                  ; -lr")
     add("        ld16 r5, v_mode")
     add("        eq16 r5, #0")
     add("        bf fpt")
@@ -863,9 +874,9 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        li r6, delta")
     if s.d_send:
         # the nonzero deltas down the column, then this PE's own share while they travel
-        L.extend(_sender_setup("dx", True))
+        L.extend(_sender_setup("dx"))
         L.extend(_staged_sender("dx", s, FX, MV, stage=T.STAGE_DTX, q_dsd="d_dxq",
-                                out_utid=T.UT_DTX, close_ids=(T.B_CLOSE, T.B_CLOSE_END),
+                                close_ids=(T.B_CLOSE, T.B_CLOSE_END),
                                 flag_var="v_dflag", last_round=["        jmp own"],
                                 done=["        ld16 r5, v_dflag",
                                       "        jmp bc                         ; this PE's own delta closeout"]))

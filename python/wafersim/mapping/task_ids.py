@@ -28,7 +28,8 @@ IDLE = 48          # completion target that does nothing
 CONFIG = 47        # host launch: load the FP control register from v_fpc
 JREAD = 46         # finalizer: read the rest of a delta-sum / target stream (a local id,
                    # never blocked, so its operation resumes under either reading of [0390])
-LOWEST = JREAD
+SETUP = 45         # host launch: chain-pass variant and -lr into registers
+LOWEST = SETUP
 
 #: Index of the wavelet that carries a sample's loss to the host (data wavelet, not a
 #: closeout: bits 15:6 are not all ones [0505]).

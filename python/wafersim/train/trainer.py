@@ -120,9 +120,7 @@ class Trainer:
             seeds[pt] = (self.seed * 7919 + 1 + k) % 65535 + 1
         for pt, s in seeds.items():
             w.memcpy_h2d("v_seed", np.array([s], np.uint16), rect=pt)
-        for b in p.layers:
-            w.launch(T.CONFIG, rect=b.rect)
-        w.run()
+        self._config(T.CONFIG)
         n = p.n_out
         p.set_words("c_invn", self._t(1.0 / n), finalizers_only=True, last_only=True)
         p.set_words("c_twon", self._t(2.0 / n), finalizers_only=True, last_only=True)
@@ -137,6 +135,15 @@ class Trainer:
         p.set_words("v_n1", np.uint16(n1))
         p.set_words("c_s1", self._t(s1))
         p.set_words("c_s2", self._t(s2))
+        self._config()
+
+    def _config(self, task: int = T.SETUP) -> None:
+        """Runs a configuration task on every PE: SETUP (chain-pass variant and -lr from
+        the words just written) or CONFIG (FP control and RNG seed). A few cycles."""
+        w = self.plan.wafer
+        for b in self.plan.layers:
+            w.launch(task, rect=b.rect)
+        self.stats_.add_run(w.run())
 
     # ---- data checks ---------------------------------------------------------------------
     def _inputs(self, X, what: str = "X") -> np.ndarray:

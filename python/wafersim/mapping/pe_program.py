@@ -352,8 +352,13 @@ def pe_source(s: PeSpec) -> str:
             add(f"        fadd{FX}.t D[4], S0[4], S1[3]     ; add mine to the chain's and pass them on [0412]")
         add("f_sent: lddwds  D[4], d_fpsum")
         add(f"        {MV} D[4], #0                    ; clear the partial sums")
-        add("        jmp fp_end")
+        add("        li r1, fp_end")
+        add("        jmp fp_count")
     else:
+        if s.bias:
+            add("        lds0wds S0[11], d_fpsum")
+            add("        lds1wds S1[11], d_bias")
+            add(f"        fadd{FX} S0[11], S0[11], S1[11]   ; my sums + b, while the chain runs")
         add("        lddwds  D[4], d_z")
         if s.row > 0:
             add("        lds0wds S0[4], d_plow")
@@ -377,6 +382,7 @@ def pe_source(s: PeSpec) -> str:
         L.extend(_finalize_forward(s, FX, MV))
     # --- FP end: slot and mini-batch bookkeeping, admission of the next sample ---------
     add(";@pass control")
+    L.extend(_fp_count(s))
     L.extend(_fp_end(s, E, MV))
 
     # --- DP + CP: b_delta -----------------------------------------------------------------
@@ -404,6 +410,8 @@ def pe_source(s: PeSpec) -> str:
         add("h_sent: lddwds  D[6], d_dpsum")
         add(f"        {MV} D[6], #0                    ; clear the delta sums")
         add(f"        unblock {s.d_col}")
+    if F:
+        L.extend(_finalize_later(s, FX, MV))
     add(";@pass control")
     L.extend(_bp_end(s, E, MV, FX))
 
@@ -474,10 +482,18 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     E = s.esize
     L = []
     add = L.append
-    if s.bias:
-        add("        lds0wds S0[11], d_z")
-        add("        lds1wds S1[11], d_bias")
-        add(f"        fadd{FX} S0[11], S0[11], S1[11]   ; z += b")
+    # The activations are kept once computed: count the sample, and let its backward pass
+    # start (fp_count). In the output layer that happens as soon as the last activation is
+    # staged (the targets may be waiting already); elsewhere after the closeout has gone,
+    # which the next layer waits for.
+    clear = ["        lddwds  D[11], d_fpsum",
+             f"        {MV} D[11], #0                   ; clear the partial sums"]
+    if s.last:
+        last_round = clear + ["        li r1, idle", "        jmp fp_count"]
+        done = ["        jmp fp_end"]
+    else:
+        last_round = ["        term"]
+        done = clear + ["        li r1, fp_end", "        jmp fp_count"]
     add("        ld16 r4, v_fpsl")
     add(f"        li r5, {s.nout * E}")
     add("        mul16 r4, r4, r5               ; the sample's slot of aslots")
@@ -485,16 +501,13 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     add("        lddwds  D[11], d_aw")
     add("        lds1wds S1[11], d_z")
     L.extend(_act(s, FX, MV, "D[11]", "S1[11]"))
-    add("        lddwds  D[11], d_fpsum")
-    add(f"        {MV} D[11], #0                   ; clear the partial sums")
     # transmit the nonzero activations, each with its neuron index [0408], [0424]
     add("        li r6, aslots")
     add("        add16 r6, r6, r12")
     L.extend(_sender_setup("tx"))
     L.extend(_staged_sender("tx", s, FX, MV, stage=T.STAGE_TX, q_dsd="d_txq",
                             close_ids=(T.F_CLOSE, T.F_CLOSE_END),
-                            flag_var="v_flag", last_round=["        term"],
-                            done=["        jmp fp_end"]))
+                            flag_var="v_flag", last_round=last_round, done=done))
     return L
 
 def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: str,
@@ -619,23 +632,17 @@ def _own_block_pass(s: PeSpec, FX: str, MV: str, then: list[str]) -> list[str]:
     return L
 
 
-def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
-    """After a sample's forward pass at this PE: without a backward pass (inference),
-    clear its activation slot and take the next sample; with one, keep the slot and take
-    the next sample only while slots are free and the mini-batch is not complete."""
-    K = s.slots
+def _fp_count(s: PeSpec) -> list[str]:
+    """The moment a sample's forward pass is final at this PE (its sums sent; at a
+    finalizer, its activations kept): in training, count it in flight and note whether it
+    ends a mini-batch; a finalizer may now take its backward pass (which can then end
+    before the forward pass's sends do). r1 = where to continue."""
     L = []
     add = L.append
-    add("fp_end: movi r5, 0")
-    add("        st16 r5, v_fpbusy")
-    add("        ld16 r5, v_mode")
+    add("fp_count: ld16 r5, v_mode")
     add("        eq16 r5, #0")
-    add("        bf fpt")
-    add("        mov16 r4, r11")
-    add("        lddwds  D[11], d_actz")
-    add(f"        {MV} D[11], #0                   ; inference: clear the slot")
-    add(f"        unblock.t {s.a_in}")
-    add("fpt:    ld16 r5, v_infl")
+    add("        bt fpc0                        ; inference: nothing in flight")
+    add("        ld16 r5, v_infl")
     add("        addi r5, 1")
     add("        st16 r5, v_infl")
     add("        ld16 r0, v_flag")
@@ -648,9 +655,29 @@ def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
         add("        ld16 r5, v_jcnt")
         add("        addi r5, 1")
         add("        st16 r5, v_jcnt")
-        add("        li r1, fpj")
         add("        jmp jadmit                     ; its targets / delta sums may come in")
-        add("fpj:")
+    add("fpc0:   jr r1")
+    return L
+
+
+def _fp_end(s: PeSpec, E: int, MV: str) -> list[str]:
+    """After a sample's forward pass at this PE (fp_count ran): without a backward pass
+    (inference), clear its activation slot and take the next sample; with one, keep the
+    slot and take the next sample only while slots are free and the mini-batch is not
+    complete."""
+    K = s.slots
+    L = []
+    add = L.append
+    add("fp_end: movi r5, 0")
+    add("        st16 r5, v_fpbusy")
+    add("        ld16 r5, v_mode")
+    add("        eq16 r5, #0")
+    add("        bf fpt")
+    add("        mov16 r4, r11")
+    add("        lddwds  D[11], d_actz")
+    add(f"        {MV} D[11], #0                   ; inference: clear the slot")
+    add(f"        unblock.t {s.a_in}")
+    add("fpt:")
     if K > 1:
         add("        ld16 r4, v_fpsl")
         add("        addi r4, 1")
@@ -776,6 +803,44 @@ def _fprime(s: PeSpec, FX: str, MV: str) -> list[str]:
     return L
 
 
+def _finalize_later(s: PeSpec, FX: str, MV: str) -> list[str]:
+    """What a finalizer's backward pass can do after its delta sums have left (in h_sent,
+    or before bp_end in layer 0): the loss share to the host (output layer) and the bias
+    update. Still before the next sample may start here."""
+    later = []
+    if s.last:
+        later += ["        lddwds  D[8], d_fpr",
+                  "        lds0wds S0[8], d_tot",
+                  "        lds1wds S1[8], d_tot",
+                  f"        fmul{FX} D[8], S0[8], S1[8]       ; e^2",
+                  "        movi r0, 0",
+                  "        movi r1, 0",
+                  "        lds1wds S1[9], d_fpr",
+                  f"        fadd{FX} r0, r0, S1[9]            ; sum",
+                  "        li r6, c_invn",
+                  f"        fmul{FX} r0, r0, [r6]             ; / n: this column's share of the loss",
+                  f"        li r4, {T.LOSS_INDEX}",
+                  "        lddwds  D[10], d_lout",
+                  f"        {MV} D[10], r0                  ; to the host"]
+    if s.bias:
+        later += [";@pass chain",
+                  "        ld16 r5, v_cpm",
+                  "        eq16 r5, #0",
+                  "        bf dba",
+                  "        li r6, c_neglr",
+                  f"        {MV} r2, [r6]",
+                  "        lds0wds S0[9], d_bias",
+                  "        lds1wds S1[9], d_delta",
+                  f"        fmac{FX} S0[9], S0[9], S1[9]      ; b += delta * (-lr)",
+                  "        jmp dbd",
+                  "dba:    lds0wds S0[9], d_gb",
+                  "        lds1wds S1[9], d_delta",
+                  f"        fadd{FX} S0[9], S0[9], S1[9]      ; Gb += delta",
+                  "dbd:",
+                  ";@pass delta"]
+    return later
+
+
 def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     """The finalizer's backward pass: the delta partial sums of the next layer's row (or
     the targets) arrive on j_in; delta = sum * f'(a) (last layer: (a - y) * 2/n * f'(a),
@@ -812,25 +877,13 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        lds1wds S1[7], d_aw")
     has_fp = s.activation != "identity"
     if s.last:
-        # e = a - y into tot; loss = sum(e^2) / n to the host; delta = e * 2/n [* f']
+        # e = a - y into tot; delta = e * 2/n [* f'] (the loss waits until the deltas go)
         add("        lddwds  D[7], d_tot")
         add("        lds0wds S0[7], d_aw")
         add("        lds1wds S1[8], d_tot")
         add(f"        fsub{FX} D[7], S0[7], S1[8]       ; e = a - y [0645]")
         add("        lddwds  D[8], d_delta")
         add("        lds0wds S0[8], d_tot")
-        add(f"        fmul{FX} D[8], S0[8], S1[8]       ; e^2")
-        add("        movi r0, 0")
-        add("        movi r1, 0")
-        add("        lds1wds S1[9], d_delta")
-        add(f"        fadd{FX} r0, r0, S1[9]            ; sum")
-        add("        li r6, c_invn")
-        add(f"        fmul{FX} r0, r0, [r6]             ; / n: this column's share of the loss")
-        add("        mov16 r5, r4")
-        add(f"        li r4, {T.LOSS_INDEX}")
-        add("        lddwds  D[10], d_lout")
-        add(f"        {MV} D[10], r0                  ; to the host")
-        add("        mov16 r4, r5")
         add("        li r6, c_twon")
         add(f"        fmul{FX} D[8], S0[8], [r6]        ; delta = e * 2/n")
         if has_fp:
@@ -849,23 +902,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
             add("        lddwds  D[8], d_delta")
             add("        lds1wds S1[8], d_tot")
             add(f"        {MV} D[8], S1[8]                 ; delta = sum")
-    if s.bias:
-        add(";@pass chain")
-        add("        ld16 r5, v_cpm")
-        add("        eq16 r5, #0")
-        add("        bf dba")
-        add("        li r6, c_neglr")
-        add(f"        {MV} r2, [r6]")
-        add("        lds0wds S0[9], d_bias")
-        add("        lds1wds S1[9], d_delta")
-        add(f"        fmac{FX} S0[9], S0[9], S1[9]      ; b += delta * (-lr)")
-        add("        jmp dtx0")
-        add("dba:    lds0wds S0[9], d_gb")
-        add("        lds1wds S1[9], d_delta")
-        add(f"        fadd{FX} S0[9], S0[9], S1[9]      ; Gb += delta")
-    # send the nonzero deltas down the column; apply each to this PE's own block
-    add(";@pass delta")
-    add("dtx0:   ld16 r4, v_bpsl")
+    add("        ld16 r4, v_bpsl")
     add("        add16 r4, r4, r4")
     add("        li r6, v_flags")
     add("        add16 r6, r6, r4")
@@ -873,7 +910,8 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        st16 r5, v_dflag")
     add("        li r6, delta")
     if s.d_send:
-        # the nonzero deltas down the column, then this PE's own share while they travel
+        # the nonzero deltas down the column; then, while they travel, the loss, the bias
+        # and this PE's own share of DP and CP
         L.extend(_sender_setup("dx"))
         L.extend(_staged_sender("dx", s, FX, MV, stage=T.STAGE_DTX, q_dsd="d_dxq",
                                 close_ids=(T.B_CLOSE, T.B_CLOSE_END),

@@ -107,6 +107,8 @@ class DeviceOrderMLP:
                     if a_in[i] != 0:               # zeros are never sent [0408]
                         s = fma32(W[cols, i], np.full(no, a_in[i], _f32), s)
                 psum.append(s)
+            if b is not None:        # the finalizer adds the bias to its own sums first
+                psum[c] = (psum[c] + b[cols]).astype(_f32)
             # chain toward the finalizer (row c): from row 0 up, from row R-1 down
             acc = psum[0]
             for r in range(1, c + 1):
@@ -116,8 +118,6 @@ class DeviceOrderMLP:
                 for r in range(R - 2, c, -1):
                     high = (high + psum[r]).astype(_f32)
                 acc = (high + acc).astype(_f32)
-            if b is not None:
-                acc = (acc + b[cols]).astype(_f32)
             z[cols] = acc
         return _act(self.act[l], z)
 

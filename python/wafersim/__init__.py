@@ -25,12 +25,28 @@ from .wafer import RouterView, Wafer
 from .wafer_pes import WaferPE
 from . import noc
 from . import kernels
-from . import nn
-from . import mapping
-from .mapping import Plan
-from .mapping import map_model as map
-from . import train
-from .train import History, Trainer
+
+# Training (nn, mapping, train) loads on first use: `import wafersim` stays as quick as it
+# was for fabric and kernel work.
+_LAZY = {"nn": ("nn", None), "mapping": ("mapping", None), "train": ("train", None),
+         "map": ("mapping", "map_model"), "Plan": ("mapping", "Plan"),
+         "Trainer": ("train", "Trainer"), "History": ("train", "History")}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'wafersim' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    mod = importlib.import_module(f".{module}", __name__)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __version__ = _core.__version__

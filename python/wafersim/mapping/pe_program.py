@@ -86,6 +86,27 @@ class PeSpec:
         return (self.nout + self.slots) * self.esize
 
 
+def _chain_hop(FX: str, MV: str, sums: str, out: str, inp: str | None, *, reg: int,
+               sums_reg: int, sent: str) -> list[str]:
+    """One hop of a partial-sum chain [0411], [0412]: an asynchronous operation sends this
+    PE's sums (at the chain's start) or adds them to those arriving from the neighbour and
+    passes the result on; its completion starts task ``sent``, which clears the sums."""
+    L = [f"        lds1wds S1[{sums_reg}], {sums}", f"        lddwds  D[{reg}], {out}"]
+    if inp is None:
+        L.append(f"        {MV}.t D[{reg}], S1[{sums_reg}]              ; chain start: send my sums")
+    else:
+        L += [f"        lds0wds S0[{reg}], {inp}",
+              f"        fadd{FX}.t D[{reg}], S0[{reg}], S1[{sums_reg}]     ; add mine and pass them on"]
+    L += [f"{sent}: lddwds  D[{reg}], {sums}",
+          f"        {MV} D[{reg}], #0                    ; clear the sums"]
+    return L
+
+
+def _bump(var: str, by: int) -> list[str]:
+    """var += by, a 16-bit counter in memory (through r5)."""
+    return [f"        ld16 r5, {var}", f"        addi r5, {by}", f"        st16 r5, {var}"]
+
+
 def _fp_one(dtype: str) -> list[str]:
     """r2(:r3) = 1.0 (a type-3 operand 0 pairs r2 with D[2] [0585])."""
     if dtype == "fp32":
@@ -342,19 +363,13 @@ def pe_source(s: PeSpec) -> str:
     add("        movi r5, 1")
     add("        st16 r5, v_fpbusy")
     add(f"        block {s.a_in}                    ; this sample's sums are not sent yet")
-    add("        lds1wds S1[3], d_fpsum")
     if not F:
-        add("        lddwds  D[4], d_pout")
-        if s.p_in is None:
-            add(f"        {MV}.t D[4], S1[3]              ; chain start: send my sums [0411]")
-        else:
-            add("        lds0wds S0[4], d_pin")
-            add(f"        fadd{FX}.t D[4], S0[4], S1[3]     ; add mine to the chain's and pass them on [0412]")
-        add("f_sent: lddwds  D[4], d_fpsum")
-        add(f"        {MV} D[4], #0                    ; clear the partial sums")
+        L.extend(_chain_hop(FX, MV, "d_fpsum", "d_pout", "d_pin" if s.p_in is not None else None,
+                            reg=4, sums_reg=3, sent="f_sent"))
         add("        li r1, fp_end")
         add("        jmp fp_count")
     else:
+        add("        lds1wds S1[3], d_fpsum")
         if s.bias:
             add("        lds0wds S0[11], d_fpsum")
             add("        lds1wds S1[11], d_bias")
@@ -400,15 +415,8 @@ def pe_source(s: PeSpec) -> str:
     add("bc:     st16 r5, v_bflag")
     if s.has_dp:
         add(f"        block {s.d_col}                   ; this sample's delta sums are not sent yet")
-        add("        lds1wds S1[4], d_dpsum")
-        add("        lddwds  D[6], d_hout")
-        if s.h_in is None:
-            add(f"        {MV}.t D[6], S1[4]              ; chain start: send my delta sums")
-        else:
-            add("        lds0wds S0[6], d_hin")
-            add(f"        fadd{FX}.t D[6], S0[6], S1[4]     ; add mine and pass them west")
-        add("h_sent: lddwds  D[6], d_dpsum")
-        add(f"        {MV} D[6], #0                    ; clear the delta sums")
+        L.extend(_chain_hop(FX, MV, "d_dpsum", "d_hout", "d_hin" if s.h_in is not None else None,
+                            reg=6, sums_reg=4, sent="h_sent"))
         add(f"        unblock {s.d_col}")
     if F:
         L.extend(_finalize_later(s, FX, MV))
@@ -642,9 +650,7 @@ def _fp_count(s: PeSpec) -> list[str]:
     add("fp_count: ld16 r5, v_mode")
     add("        eq16 r5, #0")
     add("        bt fpc0                        ; inference: nothing in flight")
-    add("        ld16 r5, v_infl")
-    add("        addi r5, 1")
-    add("        st16 r5, v_infl")
+    L.extend(_bump("v_infl", 1))
     add("        ld16 r0, v_flag")
     add("        st16 r0, v_bfull")
     if s.final:
@@ -652,9 +658,7 @@ def _fp_count(s: PeSpec) -> list[str]:
         add("        add16 r4, r4, r4")
         add("        lddwds  D[11], d_flagw")
         add("        mov16 D[11], r0                ; remember for the delta closeout")
-        add("        ld16 r5, v_jcnt")
-        add("        addi r5, 1")
-        add("        st16 r5, v_jcnt")
+        L.extend(_bump("v_jcnt", 1))
         add("        jmp jadmit                     ; its targets / delta sums may come in")
     add("fpc0:   jr r1")
     return L
@@ -758,15 +762,11 @@ def _bp_end(s: PeSpec, E: int, MV: str, FX: str) -> list[str]:
         add("        li r1, bpj")
         add("        jmp jadmit")
         add("bpj:")
-    add("        ld16 r5, v_infl")
-    add("        addi r5, -1")
-    add("        st16 r5, v_infl")
+    L.extend(_bump("v_infl", -1))
     add("        ld16 r5, v_cpm")
     add("        eq16 r5, #0")
     add("        bt admit")
-    add("        ld16 r5, v_gcnt")
-    add("        addi r5, 1")
-    add("        st16 r5, v_gcnt")
+    L.extend(_bump("v_gcnt", 1))
     add("        ld16 r5, v_bflag")
     add("        eq16 r5, #0")
     add("        bt admit")
@@ -862,9 +862,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add(f"j_first: block {s.j_in}                 ; the stream is read by one operation")
     add("        movi r5, 1")
     add("        st16 r5, v_dpbusy")
-    add("        ld16 r5, v_jcnt")
-    add("        addi r5, -1")
-    add("        st16 r5, v_jcnt")
+    L.extend(_bump("v_jcnt", -1))
     add("        lddwds  D[3], d_tot0")
     add(f"        {MV} D[3], r2                   ; the first value started this task")
     add(f"        activate.t {T.JREAD}")

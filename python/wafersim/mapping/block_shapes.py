@@ -15,6 +15,7 @@ import math
 
 from ..errors import ConfigError
 from ..nn.sequential import DenseLayer
+from .placement import in_residual
 
 __all__ = ["pe_data_bytes", "choose_blocks", "DESCRIPTOR_BYTES"]
 
@@ -22,29 +23,38 @@ __all__ = ["pe_data_bytes", "choose_blocks", "DESCRIPTOR_BYTES"]
 DESCRIPTOR_BYTES = 512
 
 
-def pe_data_bytes(nin: int, nout: int, esize: int, slots: int, final: bool, first: bool) -> int:
-    """Data bytes a worker (and, if ``final``, finalizer) PE of this size needs."""
+def pe_data_bytes(nin: int, nout: int, esize: int, slots: int, final: bool, first: bool,
+                  skip_depth: int = 0) -> int:
+    """Data bytes a worker (and, if ``final``, finalizer) PE of this size needs;
+    ``skip_depth``: the FIFO slots of a residual's join (0: not a join)."""
     n = nin * (nout + slots) + nin * nout + nout        # W + activation slots, G, fpsum
     if not first:
         n += nin                                        # dpsum
     if final:
         n += nout * (6 + slots)                         # z, bias, gb, a slots, tot, fpr, delta
+        if skip_depth:
+            n += nout * (skip_depth + 1)                # skip FIFO, y
     return DESCRIPTOR_BYTES + 2 * slots + n * esize
 
 
-def _max_pe_bytes(d: DenseLayer, r: int, c: int, esize: int, slots: int, first: bool) -> int:
+def _max_pe_bytes(d: DenseLayer, r: int, c: int, esize: int, slots: int, first: bool,
+                  skip_depth: int) -> int:
     nin, nout = math.ceil(d.n_in / r), math.ceil(d.n_out / c)
-    return pe_data_bytes(nin, nout, esize, slots, True, first)
+    return pe_data_bytes(nin, nout, esize, slots, True, first,
+                         skip_depth if d.skip_from is not None else 0)
 
 
 def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: int,
-                  max_rows: int | None = None, pe_charge: float = 8.0) -> list[tuple[int, int]]:
+                  max_rows: int | None = None, pe_charge: float = 8.0,
+                  skip_depth: int = 1) -> list[tuple[int, int]]:
     """(rows, cols) per layer. ConfigError naming the layer when even the largest block
-    allowed cannot hold it."""
+    allowed cannot hold it. The layers of a residual block get square blocks with the
+    rows they receive (placement.py)."""
     limit = max_rows or 64
+    square = in_residual(dense)
 
     def fits(d, r, c, first):
-        return _max_pe_bytes(d, r, c, esize, slots, first) <= data_bytes
+        return _max_pe_bytes(d, r, c, esize, slots, first, skip_depth) <= data_bytes
 
     n = len(dense)
 
@@ -56,8 +66,8 @@ def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: i
         d = dense[i]
         if rows > d.n_in:
             return []
-        cs = range(1, min(rows, d.n_out, limit) + 1)
-        return [c for c in cs if fits(d, rows, c, i == 0)
+        cs = [rows] if i in square else range(1, min(rows, d.n_out, limit) + 1)
+        return [c for c in cs if c <= d.n_out and fits(d, rows, c, i == 0)
                 and (i + 1 == n or c <= dense[i + 1].n_in)]
 
     # The cost is a sum over layers: a DP over (layer, rows) finds the cheapest shapes.

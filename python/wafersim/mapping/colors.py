@@ -7,9 +7,12 @@
 | D | deltas down a column from its finalizer | columns, both ways |
 | H0, H1 | delta partial sums west along a row | rows, alternating by hop |
 | J0, J1 | a row's delta sums to the previous layer's finalizer (J_{l%2} leaves layer l); the targets into the last layer | rows, east to west |
+| S | a residual block's input, from the finalizers before the block to its join | rows, west to east |
+| B | dL/dy of a residual block, from its join back to the east end of the block's first layer | rows, east to west |
 
-Nine colors, whatever the model's size: blocks are disjoint and the two-color roles
-alternate wherever two routes of one role would meet at a router. The finalizer reads its
+Nine colors, eleven with residual blocks, whatever the model's size: blocks are disjoint,
+residual blocks cannot touch, and the two-color roles alternate wherever two routes of one
+role would meet at a router. The finalizer reads its
 P colors with an asynchronous operation that names the color (SC), whose microthread
 entry is color & 7 [0362]; the two P colors land on the entries 4 and 7, and the J colors
 (read the same way) on entries that no other operation of a finalizer uses.
@@ -18,7 +21,7 @@ entry is color & 7 [0362]; the two P colors land on the entries 4 and 7, and the
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .task_ids import COLOR_ROLES, UT_FOR_J, UT_FREE_FOR_SC
+from .task_ids import COLOR_ROLES, SKIP_ROLES, UT_FOR_J, UT_FREE_FOR_SC, UT_SKIP
 
 __all__ = ["allocate_colors", "ROLE_NAMES"]
 
@@ -29,20 +32,23 @@ ROLE_NAMES = {
     "D": "deltas down columns",
     "H0": "delta partial sums", "H1": "delta partial sums",
     "J0": "delta sums / targets to finalizers", "J1": "delta sums / targets to finalizers",
+    "S": "residual skips", "B": "residual skip deltas",
 }
 
 
-def allocate_colors(fabric_colors: int, taken: set[int] = frozenset()) -> dict[str, int]:
-    """Role -> color, the lowest free colors that satisfy the entry rule for P0/P1.
-
-    ``taken``: colors already routed on routers the mapping will use. ConfigError when the
-    wafer has too few routable colors."""
+def allocate_colors(fabric_colors: int, taken: set[int] = frozenset(),
+                    residual: bool = False) -> dict[str, int]:
+    """Role -> color, the lowest free colors that satisfy the entry rules of P0/P1, J0/J1
+    and S. ``taken``: colors already routed on routers the mapping will use; ``residual``:
+    the model has residual blocks (S and B). ConfigError when the wafer has too few
+    routable colors."""
     free = [c for c in range(fabric_colors) if c not in taken]
-    need = len(COLOR_ROLES)
+    roles = COLOR_ROLES + (SKIP_ROLES if residual else ())
+    need = len(roles)
     if len(free) < need:
         raise ConfigError(f"the mapping needs {need} routable colors; this wafer has "
                           f"{fabric_colors} ({len(taken)} of them already routed here): "
-                          f"use ws.Wafer(..., colors={max(need + len(taken), 9)}) or more")
+                          f"use ws.Wafer(..., colors={need + len(taken)}) or more")
     out: dict[str, int] = {}
     for role, entry in (("P0", UT_FREE_FOR_SC[0]), ("P1", UT_FREE_FOR_SC[1])):
         pick = next((c for c in free if c & 7 == entry), None)
@@ -58,7 +64,14 @@ def allocate_colors(fabric_colors: int, taken: set[int] = frozenset()) -> dict[s
                               f"({role}); this wafer has {fabric_colors} colors")
         out[role] = pick
         free.remove(pick)
-    for role in COLOR_ROLES:
+    if residual:
+        pick = next((c for c in free if c & 7 == UT_SKIP), None)
+        if pick is None:
+            raise ConfigError(f"no free color c with c % 8 == {UT_SKIP} for the residual skips "
+                              f"(S); this wafer has {fabric_colors} colors")
+        out["S"] = pick
+        free.remove(pick)
+    for role in roles:
         if role not in out:
             out[role] = free.pop(0)
     return out

@@ -25,6 +25,13 @@ to the next layer's row c, then a closeout [0413]. In the backward pass it recei
 delta partial sums of the next layer's row c (or, in the last layer, the targets), forms
 delta = sum * f'(a) (or the delta rule [0645]) and sends the nonzero deltas down its
 column.
+
+Residual blocks (docs/training.md, "Residual blocks"): the finalizer F_c of the layer
+before a block also sends its activations, densely, on the skip color to F_c of the
+block's last layer (the *join*), after the sparse sends; the join keeps arriving skip
+vectors in a FIFO of ``skip_depth`` slots, adds the oldest to its activations (y = f(x) +
+x) and sends y on. Backward, the join sends dL/dy back on a second color to the east end
+of the block's first layer's row c, where it starts that row's delta partial-sum chain.
 """
 
 from __future__ import annotations
@@ -68,6 +75,15 @@ class PeSpec:
     d_send: bool = False        # F: the column has other PEs to send deltas to
     p_low: int | None = None    # F: partial sums from the rows below (None in row 0)
     p_high: int | None = None   # F: partial sums from the rows above (None in the top row)
+    skip_out: int | None = None     # F before a residual block: its activations to the join
+    skip_in: int | None = None      # F of a join: the residual's input x arrives here
+    skip_depth: int = 0             # F of a join: skip vectors its FIFO holds
+    skip_back: int | None = None    # F of a join: dL/dy back to the block's first layer
+    skip_grad_in: int | None = None  # east end of a residual's first layer: dL/dy arrives
+
+    @property
+    def join(self) -> bool:
+        return self.skip_in is not None
 
     @property
     def final(self) -> bool:
@@ -208,6 +224,20 @@ def pe_source(s: PeSpec) -> str:
             add(stage_dsds("d_dxq", T.STAGE_DTX, s.d_col, T.UT_DTX, T.DTX, (T.B_CLOSE, T.B_CLOSE_END)))
         if s.last:
             add(f"d_lout:   .dsd fabric_out, color={s.a_out}, length=1, sw=1, wli=1")
+        if s.skip_out is not None:
+            add(f"d_sko:    .dsd fabric_out, color={s.skip_out}, length={nout}, sw=1, ue=1, "
+                f"utid={T.UT_TX}, ac={T.SK_SENT}")
+        if s.join:
+            add(f"d_skf:    .dsd mem1d, base=skf, length={nout}, stride={E}, wli=1")
+            add(f"d_skf0:   .dsd mem1d, base=skf, length=1, stride={E}, wli=1")
+            if nout > 1:
+                add(f"d_skfr:   .dsd mem1d, base=skf + {E}, length={nout - 1}, stride={E}, wli=1")
+                add(fab_in("d_sin", s.skip_in, nout - 1, ue=1, ac=T.SK_IN))
+            add(f"d_y:      .dsd mem1d, base=ybuf, length={nout}, stride={E}")
+            add(f"d_bo:     .dsd fabric_out, color={s.skip_back}, length={nout}, sw=1, ue=1, "
+                f"utid={T.UT_DTX}, ac={T.B_SENT}")
+    if s.skip_grad_in is not None:
+        add(fab_in("d_bin", s.skip_grad_in, nin))
     # variables: the first 512 bytes, where ld16 / st16 reach [0603]
     add("v_mode:   .u16 0          ; bit 0: keep activations for a backward pass")
     add("v_cpm:    .u16 0          ; chain pass: 0 = update W in place (SGD), 1 = accumulate G")
@@ -238,6 +268,13 @@ def pe_source(s: PeSpec) -> str:
         add("v_dxs:    .u16 0")
         add("v_dflag:  .u16 0          ; the back-propagated sample ends a mini-batch")
         add("v_dpbusy: .u16 0          ; a backward pass is in progress here")
+    if s.join:
+        add("v_skn:    .u16 0          ; skip vectors in the FIFO")
+        add("v_skw:    .u16 0          ; the activations wait for a skip vector")
+        add("v_skidle: .u16 0          ; the FIFO is full: the skip color is blocked")
+        add("v_skrd:   .u16 0          ; byte offsets of the FIFO slots to read and to write")
+        add("v_skwr:   .u16 0")
+        add("v_bbusy:  .u16 0          ; dL/dy is being sent back")
     add(".align 4")
     add(f"c_neglr:  .space {TY}, 1     ; -learning rate")
     add(f"c_s1:     .space {TY}, 1     ; update scale for batches of v_n1 samples")
@@ -259,6 +296,9 @@ def pe_source(s: PeSpec) -> str:
         add(f"tot:      .space {TY}, {nout}")
         add(f"fpr:      .space {TY}, {nout}")
         add(f"delta:    .space {TY}, {nout}")
+        if s.join:
+            add(f"skf:      .space {TY}, {s.skip_depth * nout}")
+            add(f"ybuf:     .space {TY}, {nout}")
     exports = ["w", "g", "fpsum", "v_mode", "v_cpm", "v_k", "v_infl", "v_gcnt", "v_n1", "v_fpc",
                "v_seed",
                "c_neglr", "c_s1", "c_s2"]
@@ -270,6 +310,8 @@ def pe_source(s: PeSpec) -> str:
             exports += ["bias", "gb"]
         if s.last:
             exports += ["c_invn", "c_twon"]
+        if s.join:
+            exports += ["skf", "ybuf"]
     add(".export " + ", ".join(exports))
 
     # ------------------------------------------------------------------ code
@@ -300,6 +342,13 @@ def pe_source(s: PeSpec) -> str:
         add(f".task j_first, {s.j_in}")
         add(f".task j_read, {T.JREAD}")
         add(f".task dfin, {T.DFIN}")
+        if s.skip_out is not None:
+            add(f".task sk_sent, {T.SK_SENT}")
+        if s.join:
+            add(f".task sk_first, {s.skip_in}")
+            add(f".task sk_read, {T.SK_READ}")
+            add(f".task sk_in, {T.SK_IN}")
+            add(f".task b_sent, {T.B_SENT}")
 
     # --- main: constants into registers, the hot descriptors into DSRs ---------------
     add(";@pass control")
@@ -325,7 +374,7 @@ def pe_source(s: PeSpec) -> str:
         add(f"        block {s.j_in}                    ; until a forward pass is done here")
         add(f"        block {T.STAGE_TX}                    ; staging queues start no task")
         add(f"        block {T.STAGE_DTX}")
-    for c in sorted({x for x in (s.p_in, s.h_in) if x is not None}
+    for c in sorted({x for x in (s.p_in, s.h_in, s.skip_grad_in) if x is not None}
                     | ({s.p_low} if F and s.row > 0 else set())
                     | ({s.p_high} if F and s.row < s.rows - 1 else set())):
         add(f"        block {c}")
@@ -415,8 +464,9 @@ def pe_source(s: PeSpec) -> str:
     add("bc:     st16 r5, v_bflag")
     if s.has_dp:
         add(f"        block {s.d_col}                   ; this sample's delta sums are not sent yet")
-        L.extend(_chain_hop(FX, MV, "d_dpsum", "d_hout", "d_hin" if s.h_in is not None else None,
-                            reg=6, sums_reg=4, sent="h_sent"))
+        # the east end of a residual's first layer starts its row's chain with dL/dy
+        h_first = "d_hin" if s.h_in is not None else ("d_bin" if s.skip_grad_in is not None else None)
+        L.extend(_chain_hop(FX, MV, "d_dpsum", "d_hout", h_first, reg=6, sums_reg=4, sent="h_sent"))
         add(f"        unblock {s.d_col}")
     if F:
         L.extend(_finalize_later(s, FX, MV))
@@ -496,12 +546,18 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     # which the next layer waits for.
     clear = ["        lddwds  D[11], d_fpsum",
              f"        {MV} D[11], #0                   ; clear the partial sums"]
+    finished = clear + ["        li r1, fp_end", "        jmp fp_count"]
     if s.last:
         last_round = clear + ["        li r1, idle", "        jmp fp_count"]
         done = ["        jmp fp_end"]
+    elif s.skip_out is not None:
+        # before a residual block: the skip goes after the sparse sends; the sample is
+        # done here when the skip is out (which waits while the join's FIFO is full)
+        last_round = ["        term"]
+        done = _skip_send(s, MV)
     else:
         last_round = ["        term"]
-        done = clear + ["        li r1, fp_end", "        jmp fp_count"]
+        done = finished
     add("        ld16 r4, v_fpsl")
     add(f"        li r5, {s.nout * E}")
     add("        mul16 r4, r4, r5               ; the sample's slot of aslots")
@@ -509,14 +565,123 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     add("        lddwds  D[11], d_aw")
     add("        lds1wds S1[11], d_z")
     L.extend(_act(s, FX, MV, "D[11]", "S1[11]"))
+    if s.join:
+        L.extend(_skip_add(s, FX, MV))
+        add("        li r6, ybuf")
+    else:
+        add("        li r6, aslots")
+        add("        add16 r6, r6, r12")
     # transmit the nonzero activations, each with its neuron index [0408], [0424]
-    add("        li r6, aslots")
-    add("        add16 r6, r6, r12")
     L.extend(_sender_setup("tx"))
     L.extend(_staged_sender("tx", s, FX, MV, stage=T.STAGE_TX, q_dsd="d_txq",
                             close_ids=(T.F_CLOSE, T.F_CLOSE_END),
                             flag_var="v_flag", last_round=last_round, done=done))
+    if s.skip_out is not None:
+        add("sk_sent:")
+        L.extend(finished)
+    if s.join:
+        L.extend(_skip_arrival(s, MV))
     return L
+
+
+def _skip_send(s: PeSpec, MV: str) -> list[str]:
+    """The fork of a residual block: this sample's activations (its slot of aslots), all
+    of them, to the join's FIFO; sk_sent runs when the last has left."""
+    return ["        ld16 r4, v_fpsl",
+            f"        li r5, {s.nout * s.esize}",
+            "        mul16 r4, r4, r5",
+            "        lddwds  D[11], d_sko",
+            "        lds1wds S1[11], d_aw",
+            f"        {MV}.t D[11], S1[11]            ; x on the skip path to the join"]
+
+
+def _skip_add(s: PeSpec, FX: str, MV: str) -> list[str]:
+    """The join: y = a + x with x the oldest skip vector of the FIFO (waiting for it if
+    the FIFO is empty: sk_in resumes at sky). Frees the slot and restarts the FIFO's
+    reader if it had stopped on a full FIFO."""
+    slot = s.nout * s.esize
+    L = []
+    add = L.append
+    add("        ld16 r5, v_skn")
+    add("        eq16 r5, #0")
+    add("        bf sky")
+    add("        movi r5, 1")
+    add("        st16 r5, v_skw                 ; wait for the skip vector (sk_in)")
+    add("        term")
+    # (a WLI operand reads r4 on every iteration: one offset per instruction)
+    add("sky:    ld16 r4, v_skrd")
+    add("        lds1wds S1[11], d_skf")
+    add("        lddwds  D[11], d_y")
+    add(f"        {MV} D[11], S1[11]              ; x, from the FIFO")
+    add("        ld16 r4, v_fpsl")
+    add(f"        li r5, {slot}")
+    add("        mul16 r4, r4, r5")
+    add("        lds0wds S0[11], d_aw           ; a = f(x) of this sample")
+    add("        lds1wds S1[11], d_y")
+    add("        lddwds  D[11], d_y")
+    add(f"        fadd{FX} D[11], S0[11], S1[11]     ; y = f(x) + x")
+    add("        ld16 r4, v_skrd")
+    add(f"        addi r4, {slot}")
+    add(f"        li r0, {slot * s.skip_depth}")
+    add("        eq16 r4, r0")
+    add("        bf sky0")
+    add("        movi r4, 0")
+    add("sky0:   st16 r4, v_skrd")
+    L.extend(_bump("v_skn", -1))
+    add("        ld16 r5, v_skidle")
+    add("        eq16 r5, #0")
+    add("        bt sky1")
+    add("        movi r5, 0")
+    add("        st16 r5, v_skidle")
+    add(f"        unblock {s.skip_in}                   ; a slot is free: the skip path moves again")
+    add("sky1:")
+    return L
+
+
+def _skip_arrival(s: PeSpec, MV: str) -> list[str]:
+    """A skip vector arrives: its first wavelet starts sk_first, which blocks the skip
+    color and reads the rest with an operation of a local task (sk_read; like j_first);
+    sk_in then counts the vector in the FIFO and unblocks the color while a slot is free
+    (a full FIFO leaves it blocked: the skip path backs up to the fork). Resumes the
+    activations if they wait for this vector."""
+    slot = s.nout * s.esize
+    L = []
+    add = L.append
+    add(f"sk_first: block {s.skip_in}               ; one vector at a time")
+    add("        ld16 r4, v_skwr")
+    add("        lddwds  D[9], d_skf0")
+    add(f"        {MV} D[9], r2                   ; the first value started this task")
+    if s.nout > 1:
+        add(f"        activate.t {T.SK_READ}")
+        add("sk_read: ld16 r4, v_skwr")
+        add("        lddwds  D[9], d_skfr")
+        add("        lds1wds S1[9], d_sin")
+        add(f"        {MV}.t D[9], S1[9]              ; the rest, asynchronously")
+    add("sk_in:  ld16 r4, v_skwr")
+    add(f"        addi r4, {slot}")
+    add(f"        li r0, {slot * s.skip_depth}")
+    add("        eq16 r4, r0")
+    add("        bf ski0")
+    add("        movi r4, 0")
+    add("ski0:   st16 r4, v_skwr")
+    L.extend(_bump("v_skn", 1))
+    add("        ld16 r5, v_skn")
+    add(f"        li r0, {s.skip_depth}")
+    add("        eq16 r5, r0")
+    add("        bt ski1")
+    add(f"        unblock {s.skip_in}")
+    add("        jmp ski2")
+    add("ski1:   movi r5, 1")
+    add("        st16 r5, v_skidle              ; full: the skip path backs up to the fork")
+    add("ski2:   ld16 r5, v_skw")
+    add("        eq16 r5, #0")
+    add("        bt ski3")
+    add("        movi r5, 0")
+    add("        st16 r5, v_skw")
+    add("        jmp sky")
+    add("ski3:   term")
+    return L
+
 
 def _staged_sender(p: str, s: PeSpec, FX: str, MV: str, *, stage: int, q_dsd: str,
                    close_ids: tuple[int, int], flag_var: str, last_round: list[str],
@@ -856,6 +1021,10 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        ld16 r5, v_jcnt")
     add("        eq16 r5, #0")
     add("        bt jad0")
+    if s.join:
+        add("        ld16 r5, v_bbusy               ; tot is still being sent back")
+        add("        eq16 r5, #0")
+        add("        bf jad0")
     add(f"        unblock {s.j_in}")
     add("jad0:   jr r1")
     add(";@pass delta")
@@ -907,6 +1076,7 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
     add("        mov16 r5, [r6]                 ; does this sample end a mini-batch?")
     add("        st16 r5, v_dflag")
     add("        li r6, delta")
+    back = _skip_back(MV) if s.join else []
     if s.d_send:
         # the nonzero deltas down the column; then, while they travel, the loss, the bias
         # and this PE's own share of DP and CP
@@ -914,10 +1084,26 @@ def _finalize_backward(s: PeSpec, FX: str, MV: str, E: int) -> list[str]:
         L.extend(_staged_sender("dx", s, FX, MV, stage=T.STAGE_DTX, q_dsd="d_dxq",
                                 close_ids=(T.B_CLOSE, T.B_CLOSE_END),
                                 flag_var="v_dflag", last_round=["        jmp own"],
-                                done=["        ld16 r5, v_dflag",
-                                      "        jmp bc                         ; this PE's own delta closeout"]))
+                                done=back + ["        ld16 r5, v_dflag",
+                                             "        jmp bc                         ; this PE's own delta closeout"]))
         L.extend(_own_block_pass(s, FX, MV, ["        term"]))
     else:
         # alone in its column: its own share, then its own delta closeout
-        L.extend(_own_block_pass(s, FX, MV, ["        ld16 r5, v_dflag", "        jmp bc"]))
+        L.extend(_own_block_pass(s, FX, MV, back + ["        ld16 r5, v_dflag", "        jmp bc"]))
+    if s.join:
+        add(";@pass delta")
+        add("b_sent: movi r5, 0")
+        add("        st16 r5, v_bbusy")
+        add("        li r1, idle")
+        add("        jmp jadmit                     ; the next sample's dL/dy may come in")
     return L
+
+
+def _skip_back(MV: str) -> list[str]:
+    """The join, after its deltas are out: dL/dy (the delta sums it received, in tot)
+    back along the skip, all of them; b_sent runs when the last has left."""
+    return ["        movi r5, 1",
+            "        st16 r5, v_bbusy",
+            "        lddwds  D[10], d_bo",
+            "        lds1wds S1[10], d_tot",
+            f"        {MV} D[10], S1[10]              ; dL/dy back to the residual's first layer"]

@@ -6,6 +6,10 @@ groups I_r and its outputs into C_l groups O_c (``numpy.array_split`` sizes); PE
 holds W[O_c, I_r] [0400]-[0402]. The finalizer of column c is PE (c, c), so a block needs
 C_l <= R_l, and the next layer's rows are this layer's columns (R_{l+1} = C_l, I'_c = O_c):
 the activations of column c travel east along row c into the next block's row c.
+
+A residual block (layers p..j, y = f(x) + x) forks at the finalizers of layer p - 1 and
+joins at those of layer j: column c's skip runs along row c, so the join's column groups
+must be the fork's, and every layer of the block has C x C PEs (C = layer p - 1's columns).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..nn.sequential import DenseLayer
 
-__all__ = ["LayerBlock", "groups", "check_shapes"]
+__all__ = ["LayerBlock", "groups", "check_shapes", "residual_blocks", "in_residual"]
 
 
 def groups(n: int, k: int) -> list[tuple[int, int]]:
@@ -67,6 +71,16 @@ class LayerBlock:
                 f"cols {self.col0}..{self.col0 + self.cols - 1}")
 
 
+def residual_blocks(dense: list[DenseLayer]) -> list[tuple[int, int]]:
+    """(first, join) layer indices of every residual block of a model."""
+    return [(d.skip_from, j) for j, d in enumerate(dense) if d.skip_from is not None]
+
+
+def in_residual(dense: list[DenseLayer]) -> dict[int, tuple[int, int]]:
+    """Layer index -> (first, join) of the residual block holding it."""
+    return {i: (p, j) for p, j in residual_blocks(dense) for i in range(p, j + 1)}
+
+
 def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
     """Validated (rows, cols) per layer; ConfigError names the layer and the rule."""
     try:
@@ -92,4 +106,12 @@ def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
             raise ConfigError(f"{name}: {r} rows, but layer {i - 1} has {shapes[i - 1][1]} "
                               "columns; a layer's rows receive the previous layer's columns "
                               "(rows = previous columns)")
+        res = in_residual(dense).get(i)
+        if res is not None and c != shapes[res[0] - 1][1]:
+            p, j = res
+            k = shapes[p - 1][1]
+            raise ConfigError(f"{name} is in the residual block of layers {p}..{j}: its block "
+                              f"is {r} x {c}, but the layers of a residual block need {k} x {k} "
+                              f"PEs (the columns of layer {p - 1}, whose activations the skip "
+                              f"carries to layer {j}'s finalizers)")
     return shapes

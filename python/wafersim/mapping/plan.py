@@ -22,7 +22,7 @@ from . import task_ids as T
 from .block_shapes import choose_blocks, pe_data_bytes
 from .colors import ROLE_NAMES, allocate_colors
 from .pe_program import PASSES, PeSpec, pe_source
-from .placement import LayerBlock, check_shapes
+from .placement import LayerBlock, check_shapes, residual_blocks
 from .routes import mapping_routes
 
 __all__ = ["Plan", "map_model", "DTYPES"]
@@ -34,13 +34,16 @@ class Plan:
     """A model mapped onto a wafer: blocks, colors, routes and one program per PE."""
 
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
-                 dtype: str, slots: int):
+                 dtype: str, slots: int, skip_depth: int = 1):
         self.model = model
         self.wafer = wafer
         self.layers = blocks
         self.colors = colors
         self.dtype = dtype
         self.slots = slots
+        self.skip_depth = skip_depth
+        #: (first, join) layer indices of every residual block
+        self.residuals = residual_blocks([b.dense for b in blocks])
         self.specs: dict[tuple[int, int], PeSpec] = {}
         self.programs: dict[tuple[int, int], Program] = {}
         self.routes = mapping_routes(blocks, colors, wafer.cols)
@@ -104,6 +107,12 @@ class Plan:
                          d_send=b.rows > 1,
                          p_low=col[f"P{(c - 1) % 2}"] if c > 0 else None,
                          p_high=col[f"P{c % 2}"] if c < b.rows - 1 else None)
+            if any(p - 1 == b.index for p, _ in self.residuals):
+                extra["skip_out"] = col["S"]
+            if any(j == b.index for _, j in self.residuals):
+                extra.update(skip_in=col["S"], skip_depth=self.skip_depth, skip_back=col["B"])
+        if c == b.cols - 1 and any(p == b.index for p, _ in self.residuals):
+            extra["skip_grad_in"] = col["B"]
         return PeSpec(layer=b.index, last=b.index == L - 1, row=r, col=c, rows=b.rows,
                       cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout, activation=d.activation,
                       bias=d.has_bias, dtype=self.dtype, slots=self.slots,
@@ -119,7 +128,8 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self._spec(b, r, c)
-                    need = pe_data_bytes(spec.nin, spec.nout, esize, spec.slots, r == c, b.index == 0)
+                    need = pe_data_bytes(spec.nin, spec.nout, esize, spec.slots, r == c,
+                                         b.index == 0, spec.skip_depth)
                     if need > limit:
                         raise self._too_big(b, r, c, need, limit)
                     src = pe_source(spec)
@@ -183,10 +193,13 @@ class Plan:
             m = np.full(n, PASSES.index("control"), np.int8)
             fw, dl, ch = (PASSES.index(k) for k in ("forward", "delta", "chain"))
             tasks = {spec.a_in: fw, T.F_CLOSE: fw, T.F_CLOSE_END: fw, T.F_SENT: fw, T.FIN2: fw,
-                     T.FIN3: fw, T.TX: fw, spec.d_col: dl, T.B_CLOSE: dl, T.B_CLOSE_END: dl,
-                     T.H_SENT: dl, T.JREAD: dl, T.DFIN: dl, T.DTX: dl, T.APPLY: ch}
+                     T.FIN3: fw, T.TX: fw, T.SK_SENT: fw, T.SK_IN: fw, T.SK_READ: fw, spec.d_col: dl,
+                     T.B_CLOSE: dl, T.B_CLOSE_END: dl, T.H_SENT: dl, T.JREAD: dl, T.DFIN: dl,
+                     T.DTX: dl, T.B_SENT: dl, T.APPLY: ch}
             if spec.j_in is not None:
                 tasks[spec.j_in] = dl
+            if spec.skip_in is not None:
+                tasks[spec.skip_in] = fw
             for tid, k in tasks.items():
                 a = prog.base + 4 * tid
                 m[a:a + 4] = k
@@ -276,6 +289,11 @@ class Plan:
                  "flight per PE"]
         for b in self.layers:
             lines.append("  " + b.describe())
+            for p, j in self.residuals:
+                if j == b.index:
+                    lines.append(f"    joins the residual block of layers {p}..{j}: y = f(x) + x "
+                                 f"with x from layer {p - 1}'s finalizers, a FIFO of "
+                                 f"{self.skip_depth} skip vector(s) per finalizer")
             ins, outs = b.in_groups, b.out_groups
             lines.append(f"    PE (r, c) holds W[O_c, I_r]: {len(ins)} input groups of "
                          f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
@@ -301,6 +319,8 @@ class Plan:
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{b.rows}x{b.cols}" for b in self.layers)
+        if self.residuals:
+            shapes += f"; {len(self.residuals)} residual block(s), skip depth {self.skip_depth}"
         return f"Plan({len(self.layers)} layers on {shapes} PEs, {self.dtype})"
 
 
@@ -339,7 +359,7 @@ def _origin(origin) -> tuple[int, int]:
 
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
-              slots: int | None = None) -> Plan:
+              slots: int | None = None, skip_depth: int = 1) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -349,6 +369,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     * ``dtype``: "fp32" or "fp16" (weights, activations, partial sums, deltas).
     * ``slots``: samples a PE can hold in flight (activation slots); default 2 x layers
       (SGD uses one; mini-batches stream up to this many through the pipeline).
+    * ``skip_depth``: skip vectors the join of a residual block holds (its FIFO), 1..64.
     """
     from ..wafer import Wafer
 
@@ -370,12 +391,15 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         slots = 2 * len(dense)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
         raise ConfigError(f"slots must be an integer 1..64, got {slots!r}")
+    if isinstance(skip_depth, bool) or not isinstance(skip_depth, numbers.Integral) or not 1 <= skip_depth <= 64:
+        raise ConfigError(f"skip_depth must be an integer 1..64, got {skip_depth!r}")
     r0, c0 = _origin(origin)
     esize = 4 if dtype == "fp32" else 2
     data_bytes = (wafer._core.ce_config.data_bytes if wafer is not None else 32768)
     if blocks is None:
         shapes = choose_blocks(dense, esize, int(slots), data_bytes,
-                               max_rows=(wafer.rows - r0) if wafer is not None else None)
+                               max_rows=(wafer.rows - r0) if wafer is not None else None,
+                               skip_depth=int(skip_depth))
     else:
         shapes = check_shapes(dense, blocks)
     width = sum(c for _, c in shapes)
@@ -406,7 +430,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
         col += c
     # colors already routed on the routers this mapping will use are not reused
-    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(T.COLOR_ROLES)}, wafer.cols)
+    residual = bool(residual_blocks(dense))
+    roles = T.COLOR_ROLES + (T.SKIP_ROLES if residual else ())
+    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols)
     taken = set()
     for (r, c) in probe.routers():
         rid = r * wafer.cols + c
@@ -414,10 +440,10 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
             dest, src = wafer._core.route(rid, color)
             if dest or src:
                 taken.add(color)
-    colors = allocate_colors(wafer.colors, taken)
+    colors = allocate_colors(wafer.colors, taken, residual)
     for p in (p for b in layer_blocks for p in b.points()):
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
-    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots))
+    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), int(skip_depth))
     plan.load()
     return plan

@@ -136,4 +136,17 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
                 fr, fc = prev.finalizer(r)
                 t.line(colors[f"J{b.index % 2}"], "delta sums", _row(fr, b.col0, fc), "RAMP",
                        deliver=[(fr, fc)])
+    for join in blocks:
+        p = join.dense.skip_from
+        if p is None:
+            continue
+        source, first = blocks[p - 1], blocks[p]
+        for c in range(join.cols):
+            # the residual's input x, from the fork (F_c of layer p - 1) east to the join's
+            # F_c; and dL/dy from there west to the east end of the first layer's row c
+            jr, jc = join.finalizer(c)
+            sr, sc = source.finalizer(c)
+            t.line(colors["S"], "skips", _row(sr, sc, jc), "RAMP", deliver=[(jr, jc)])
+            er, ec = first.at(c, first.cols - 1)
+            t.line(colors["B"], "skip deltas", _row(jr, jc, ec), "RAMP", deliver=[(er, ec)])
     return t

@@ -29,7 +29,11 @@ CONFIG = 47        # host launch: load the FP control register from v_fpc
 JREAD = 46         # finalizer: read the rest of a delta-sum / target stream (a local id,
                    # never blocked, so its operation resumes under either reading of [0390])
 SETUP = 45         # host launch: chain-pass variant and -lr into registers
-LOWEST = SETUP
+SK_SENT = 44       # skip source: the sample's activations are on their way to the join
+SK_IN = 43         # join: a skip vector is in the FIFO
+B_SENT = 42        # join: dL/dy is on its way back along the skip
+SK_READ = 41       # join: read the rest of a skip vector (a local id, like JREAD)
+LOWEST = SK_READ
 
 #: Index of the wavelet that carries a sample's loss to the host (data wavelet, not a
 #: closeout: bits 15:6 are not all ones [0505]).
@@ -42,11 +46,16 @@ LOSS_INDEX = 0x7FFF
 UT_TX, UT_DTX, UT_PCHAIN, UT_HCHAIN = 0, 1, 2, 3
 UT_FREE_FOR_SC = (4, 7)
 UT_FOR_J = (5, 6)
+#: A residual's join reads its skip color (S) with an SC operation: entry S & 7 must be
+#: one no finalizer uses (UT_PCHAIN is a worker's).
+UT_SKIP = 2
 
 #: Local queues where a finalizer stages its sparse sends (ids below 32, so that an
 #: operation can name them with SC's five bits [0510]; a wafer for a mapping has at most 30
 #: routable colors).
 STAGE_TX, STAGE_DTX = 31, 30
 
-#: Roles of the fabric colors a mapping uses (see colors.py).
+#: Roles of the fabric colors a mapping uses (see colors.py); a model with residual blocks
+#: adds SKIP_ROLES.
 COLOR_ROLES = ("A0", "A1", "D", "H0", "P0", "H1", "J0", "P1", "J1")
+SKIP_ROLES = ("S", "B")

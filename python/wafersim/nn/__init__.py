@@ -2,14 +2,17 @@
 
     model = ws.nn.Sequential(ws.nn.Linear(64, 32), ws.nn.ReLU(), ws.nn.Linear(32, 10))
     model = ws.nn.from_torch(torch_model)          # and model.to_torch() back
+    block = ws.nn.Residual(ws.nn.Sequential(ws.nn.Linear(32, 32), ws.nn.ReLU(),
+                                            ws.nn.Linear(32, 32)))     # y = f(x) + x
 """
 
 from .layers import (ACTIVATIONS, Activation, Identity, Linear, Module, ReLU, Sigmoid, Tanh,
                      manual_seed)
 from .losses import MSELoss
+from .residual import Residual
 from .sequential import DenseLayer, Sequential
 from .torch_io import from_torch, to_torch
 
 __all__ = ["Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "Activation",
-           "Sequential", "DenseLayer", "MSELoss", "from_torch", "to_torch", "manual_seed",
+           "Sequential", "Residual", "DenseLayer", "MSELoss", "from_torch", "to_torch", "manual_seed",
            "ACTIVATIONS"]

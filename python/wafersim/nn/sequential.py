@@ -3,6 +3,7 @@ with the activation that follows it)."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,9 @@ class DenseLayer:
     position: int
     linear: Linear
     activation: str
+    #: This layer ends a ``Residual``: the index (in the list of dense layers) of the
+    #: residual's first layer, whose input is added to this layer's output.
+    skip_from: int | None = None
 
     @property
     def n_in(self) -> int:
@@ -44,11 +48,12 @@ class Sequential(Module):
         for i, layer in enumerate(layers):
             if not isinstance(layer, Module) or isinstance(layer, Sequential):
                 raise ConfigError(f"Sequential: layer {i} is {layer!r}; supported layers are "
-                                  "ws.nn.Linear, ReLU, Sigmoid, Tanh and Identity")
+                                  "ws.nn.Linear, ReLU, Sigmoid, Tanh, Identity and Residual")
         self.layers = list(layers)
 
     def __repr__(self) -> str:
-        inner = "".join(f"\n  ({i}): {layer!r}" for i, layer in enumerate(self.layers))
+        inner = "".join(f"\n  ({i}): " + repr(layer).replace("\n", "\n  ")
+                        for i, layer in enumerate(self.layers))
         return f"Sequential({inner}\n)"
 
     def __len__(self) -> int:
@@ -67,8 +72,11 @@ class Sequential(Module):
 
     def dense_layers(self) -> list[DenseLayer]:
         """The model as the wafer sees it; ConfigError names a layer it cannot map."""
+        from .residual import Residual
+
         out: list[DenseLayer] = []
         pending: tuple[int, Linear] | None = None
+        after_residual = False
         for i, layer in enumerate(self.layers):
             if isinstance(layer, Linear):
                 if pending is not None:
@@ -76,17 +84,40 @@ class Sequential(Module):
                 pending = (i, layer)
             elif isinstance(layer, Activation):
                 if pending is None:
+                    if after_residual:
+                        raise ConfigError(f"layer {i} ({layer!r}) follows a Residual: an "
+                                          "activation of the sum is not mapped; put it inside "
+                                          "the Residual (y = f(x) + x)")
                     what = "the first layer" if i == 0 else "an activation right after another"
                     raise ConfigError(f"layer {i} ({layer!r}) is {what}; every activation must "
                                       "follow a Linear layer")
                 out.append(DenseLayer(pending[0], pending[1], layer.name))
                 pending = None
+            elif isinstance(layer, Residual):
+                if pending is not None:
+                    out.append(DenseLayer(pending[0], pending[1], "identity"))
+                    pending = None
+                if not out:
+                    raise ConfigError(f"layer {i} (Residual) is first: its input must come from "
+                                      "a layer on the wafer; put a Linear layer before it")
+                if after_residual:
+                    raise ConfigError(f"layer {i} (Residual) follows another Residual; put a "
+                                      "Linear layer between them")
+                inner = layer.f.dense_layers()
+                first = len(out)
+                for k, d in enumerate(inner):
+                    out.append(DenseLayer(i, d.linear, d.activation,
+                                          first if k == len(inner) - 1 else None))
             else:
                 raise ConfigError(f"layer {i} ({layer!r}) is not supported on the wafer")
+            after_residual = isinstance(layer, Residual)
         if pending is not None:
             out.append(DenseLayer(pending[0], pending[1], "identity"))
         if not out:
             raise ConfigError("the model has no Linear layer to map")
+        if after_residual:
+            raise ConfigError(f"layer {len(self.layers) - 1} (Residual) ends the model; add an "
+                              "output Linear layer after it")
         for a, b in zip(out, out[1:]):
             if a.n_out != b.n_in:
                 raise ConfigError(f"layer {b.position} ({b.linear!r}) takes {b.n_in} inputs but "
@@ -96,26 +127,15 @@ class Sequential(Module):
     def parameters(self) -> list[np.ndarray]:
         """Weights and biases in order (views, not copies)."""
         ps = []
-        for layer in self.layers:
-            if isinstance(layer, Linear):
-                ps.append(layer.weight)
-                if layer.bias is not None:
-                    ps.append(layer.bias)
+        for d in self.dense_layers():
+            ps.append(d.linear.weight)
+            if d.linear.bias is not None:
+                ps.append(d.linear.bias)
         return ps
 
     def copy(self) -> "Sequential":
         """A deep copy (same parameters, independent arrays)."""
-        layers = []
-        for layer in self.layers:
-            if isinstance(layer, Linear):
-                new = Linear.__new__(Linear)
-                new.in_features, new.out_features = layer.in_features, layer.out_features
-                new.weight = layer.weight.copy()
-                new.bias = None if layer.bias is None else layer.bias.copy()
-                layers.append(new)
-            else:
-                layers.append(type(layer)())
-        return Sequential(*layers)
+        return copy.deepcopy(self)
 
     def to_torch(self):
         """An equal ``torch.nn.Sequential`` (needs the optional ``torch`` extra)."""

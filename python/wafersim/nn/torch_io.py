@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .layers import Identity, Linear, ReLU, Sigmoid, Tanh
+from .residual import Residual
 from .sequential import Sequential
 
 __all__ = ["from_torch", "to_torch"]
@@ -19,9 +20,31 @@ def _torch():
     return torch
 
 
+_residual_class = None
+
+
+def _torch_residual():
+    """The torch module ``to_torch`` makes of a ``Residual`` (y = f(x) + x)."""
+    global _residual_class
+    if _residual_class is None:
+        nn = _torch().nn
+
+        class WafersimResidual(nn.Module):
+            def __init__(self, f):
+                super().__init__()
+                self.f = f
+
+            def forward(self, x):
+                return self.f(x) + x
+
+        _residual_class = WafersimResidual
+    return _residual_class
+
+
 def from_torch(model) -> Sequential:
     """A ``ws.nn.Sequential`` equal to a ``torch.nn.Sequential`` of Linear, ReLU, Sigmoid,
-    Tanh and Identity layers (parameters copied as float32)."""
+    Tanh and Identity layers, and the residual modules ``to_torch`` makes (parameters
+    copied as float32)."""
     torch = _torch()
     nn = torch.nn
     if not isinstance(model, nn.Sequential):
@@ -37,6 +60,8 @@ def from_torch(model) -> Sequential:
             layers.append(lin)
         elif type(m) in simple:
             layers.append(simple[type(m)]())
+        elif _residual_class is not None and type(m) is _residual_class:
+            layers.append(Residual(from_torch(m.f)))
         else:
             raise ConfigError(f"from_torch: layer {i} ({type(m).__name__}) is not supported; "
                               "use Linear, ReLU, Sigmoid, Tanh and Identity")
@@ -57,6 +82,8 @@ def to_torch(model: Sequential):
                 if layer.bias is not None:
                     m.bias.copy_(torch.from_numpy(np.array(layer.bias, dtype=np.float32)))
             mods.append(m)
+        elif isinstance(layer, Residual):
+            mods.append(_torch_residual()(to_torch(layer.f)))
         else:
             mods.append(simple[type(layer)]())
     return nn.Sequential(*mods)

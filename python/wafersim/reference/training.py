@@ -68,21 +68,30 @@ def _fprime(name: str, a: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def mlp_forward(params, activations, x) -> np.ndarray:
-    """Float64 forward pass (for tolerance checks)."""
-    a = np.asarray(x, dtype=_f64)
-    for (W, b), name in zip(params, activations):
-        z = a @ np.asarray(W, _f64).T + (0 if b is None else np.asarray(b, _f64))
+def mlp_forward(params, activations, x, skips=None) -> np.ndarray:
+    """Float64 forward pass (for tolerance checks). ``skips``: {join layer: first layer}
+    of every residual block (the join's output gets the first layer's input added)."""
+    skips = skips or {}
+    acts = [np.asarray(x, dtype=_f64)]
+    for l, ((W, b), name) in enumerate(zip(params, activations)):
+        z = acts[-1] @ np.asarray(W, _f64).T + (0 if b is None else np.asarray(b, _f64))
         a = {"relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
              "tanh": np.tanh}.get(name, lambda v: v)(z)
-    return a
+        if l in skips:
+            a = a + acts[skips[l]]
+        acts.append(a)
+    return acts[-1]
 
 
 class DeviceOrderMLP:
     """fp32 training in the wafer's order of operations for block shapes ``shapes``
-    ((rows, cols) per layer). ``params``: (W, b or None) per layer; ``activations``: names."""
+    ((rows, cols) per layer). ``params``: (W, b or None) per layer; ``activations``: names;
+    ``skips``: {join layer: first layer} of every residual block: the join adds the first
+    layer's input to its activations (y = f(x) + x), and in the backward pass dL/dy joins
+    the first layer's delta sums at the east end of each row, before the row's own sums."""
 
-    def __init__(self, params, activations, shapes):
+    def __init__(self, params, activations, shapes, skips=None):
+        self.skips = dict(skips or {})
         self.W = [np.array(W, dtype=_f32) for W, _ in params]
         self.b = [None if b is None else np.array(b, dtype=_f32) for _, b in params]
         self.act = list(activations)
@@ -122,10 +131,17 @@ class DeviceOrderMLP:
         return _act(self.act[l], z)
 
     def forward(self, x) -> list[np.ndarray]:
-        """Activations per layer boundary: [input, layer 0 out, ..., output]."""
+        """Activations per layer boundary: [input, layer 0 out, ..., output]. A join's
+        activations before the skip is added are kept in ``self.pre[l]`` (its f' needs
+        them)."""
         acts = [np.asarray(x, dtype=_f32)]
+        self.pre = {}
         for l in range(len(self.W)):
-            acts.append(self._layer_forward(l, acts[-1]))
+            a = self._layer_forward(l, acts[-1])
+            if l in self.skips:
+                self.pre[l] = a
+                a = (a + acts[self.skips[l]]).astype(_f32)
+            acts.append(a)
         return acts
 
     # -- backward ----------------------------------------------------------------------------
@@ -147,9 +163,11 @@ class DeviceOrderMLP:
             d = (d * fp).astype(_f32)
         return d, loss
 
-    def _layer_backward(self, l: int, a_in: np.ndarray, d: np.ndarray, mode: str, lr) -> np.ndarray | None:
+    def _layer_backward(self, l: int, a_in: np.ndarray, d: np.ndarray, mode: str, lr,
+                        skip_grad=None) -> np.ndarray | None:
         """DP and CP of layer l for delta d (its outputs' deltas). Returns the delta sums of
-        its inputs (before f'), or None for layer 0."""
+        its inputs (before f'), or None for layer 0. ``skip_grad``: dL/dy of a residual
+        block that starts at layer l, the first term of each row's sum."""
         W = self.W[l]
         R, C = self.shapes[l]
         n_out, n_in = W.shape
@@ -182,6 +200,8 @@ class DeviceOrderMLP:
         tot = np.zeros(n_in, dtype=_f32)
         for r, (i0, ni) in enumerate(_groups(n_in, R)):
             acc = dps[(r, C - 1)]
+            if skip_grad is not None:
+                acc = (skip_grad[i0:i0 + ni] + acc).astype(_f32)
             for c in range(C - 2, -1, -1):                          # west along the row
                 acc = (acc + dps[(r, c)]).astype(_f32)
             tot[i0:i0 + ni] = acc
@@ -191,11 +211,16 @@ class DeviceOrderMLP:
         """Delta and chain passes for one sample; returns (deltas per layer, loss)."""
         d, loss = self._output_delta(acts[-1], y)
         deltas = [None] * len(self.W)
+        skip_grads = {}
         for l in range(len(self.W) - 1, -1, -1):
             deltas[l] = d
-            tot = self._layer_backward(l, acts[l], d, mode, lr)
+            tot = self._layer_backward(l, acts[l], d, mode, lr, skip_grads.pop(l, None))
             if tot is not None:
-                fp = _fprime(self.act[l - 1], acts[l])
+                a = acts[l]
+                if l - 1 in self.skips:             # layer l-1 joins a residual block:
+                    skip_grads[self.skips[l - 1]] = tot   # dL/dy also flows back on the skip
+                    a = self.pre[l - 1]
+                fp = _fprime(self.act[l - 1], a)
                 d = tot if fp is None else (tot * fp).astype(_f32)
         if mode != "sgd":
             self.gcount += 1
@@ -230,10 +255,12 @@ class DeviceOrderMLP:
 
 
 def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1,
-                epochs: int = 1, order=None, dtype=np.float64):
+                epochs: int = 1, order=None, dtype=np.float64, skips=None):
     """Textbook gradient descent with the loss mean((a - y)^2) per sample; mini-batches
-    average their gradients. ``order``: per epoch, the sample order (default: as given).
-    Returns the parameters [(W, b)]."""
+    average their gradients. ``order``: per epoch, the sample order (default: as given);
+    ``skips``: {join layer: first layer} of residual blocks. Returns the parameters
+    [(W, b)]."""
+    skips = dict(skips or {})
     P = [(np.array(W, dtype), None if b is None else np.array(b, dtype)) for W, b in params]
     X = np.asarray(X, dtype)
     Y = np.asarray(Y, dtype)
@@ -249,18 +276,25 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
             gW = [np.zeros_like(W) for W, _ in P]
             gb = [None if b is None else np.zeros_like(b) for _, b in P]
             for k in batch:
-                acts = [X[k]]
-                for (W, b), name in zip(P, activations):
+                acts, pre = [X[k]], {}
+                for l, ((W, b), name) in enumerate(zip(P, activations)):
                     z = W @ acts[-1] + (0 if b is None else b)
-                    acts.append(fs[name][0](z))
+                    a = fs[name][0](z)
+                    if l in skips:
+                        pre[l], a = a, a + acts[skips[l]]
+                    acts.append(a)
                 a = acts[-1]
                 d = (a - Y[k]) * (2.0 / len(a)) * fs[activations[-1]][1](a)
+                back = {}           # dL/dx of residual blocks, by first layer
                 for l in range(len(P) - 1, -1, -1):
                     gW[l] += np.outer(d, acts[l])
                     if gb[l] is not None:
                         gb[l] += d
                     if l > 0:
-                        d = (P[l][0].T @ d) * fs[activations[l - 1]][1](acts[l])
+                        g = P[l][0].T @ d + back.pop(l, 0)
+                        if l - 1 in skips:
+                            back[skips[l - 1]] = g
+                        d = g * fs[activations[l - 1]][1](pre.get(l - 1, acts[l]))
             m = len(batch)
             P = [(W - lr * gW[l] / m, None if b is None else b - lr * gb[l] / m)
                  for l, (W, b) in enumerate(P)]

@@ -19,6 +19,8 @@ from . import _core
 from .asm import Program, assemble, disassemble
 from .defaults import DEFAULTS
 from .errors import ConfigError, MemoryAccessError
+from .layout import as_point
+from .values import elements, is_integer
 
 __all__ = ["CeAccess", "ce_config", "load_program", "write_symbol", "read_symbol",
            "symbol_values", "encode_values", "decode_values", "trace_events",
@@ -36,7 +38,7 @@ ELEMENT_TYPES = {"fp16": np.float16, "i16": np.int16, "u16": np.uint16,
 
 
 def int_arg(name, value, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+    if not is_integer(value) or not lo <= int(value) <= hi:
         raise ConfigError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
     return int(value)
 
@@ -84,7 +86,8 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
     cfg.picker = PICKER_POLICIES[picker]
     cfg.trace = bool(trace)
     cfg.profile = bool(profile)
-    cfg.row, cfg.col = (int(position[0]), int(position[1]))
+    cfg.row, cfg.col = (int_arg(f"position {axis}", v, 0, 2**31 - 1)
+                        for axis, v in zip(("row", "col"), as_point(position, "position")))
     if tensor_unit is not None and tensor_unit is not False:
         from .tensor.tensor_unit import TensorUnitConfig, check_config
         t = TensorUnitConfig() if tensor_unit is True else tensor_unit
@@ -132,8 +135,6 @@ def symbol_values(sym, name: str, values, per: tuple[int, ...] = ()) -> np.ndarr
     """``values`` (shape ``per + (count,)``, or anything with ``count`` elements when ``per``
     is empty) converted to the symbol's dtype, refusing values it cannot hold exactly."""
     arr = np.asarray(values)
-    if arr.dtype.kind not in "fiub":
-        raise ConfigError(f"write({name!r}): values must be numbers, got dtype {arr.dtype}")
     if per:
         if arr.shape != per + (sym.count,) and not (sym.count == 1 and arr.shape == per):
             raise ConfigError(f"write({name!r}): expected shape {per + (sym.count,)} (one "
@@ -142,16 +143,7 @@ def symbol_values(sym, name: str, values, per: tuple[int, ...] = ()) -> np.ndarr
     elif arr.size != sym.count:
         raise ConfigError(f"write({name!r}): the symbol holds {sym.count} {sym.dtype.name} "
                           f"elements, got an array of shape {arr.shape}")
-    with np.errstate(all="ignore"):
-        conv = arr.astype(sym.dtype)
-    back = conv.astype(arr.dtype) if arr.dtype != sym.dtype else conv
-    same = back == arr
-    if arr.dtype.kind == "f":
-        same |= np.isnan(back) & np.isnan(arr)
-    if not np.all(same):
-        raise ConfigError(f"write({name!r}): values are not exactly representable as "
-                          f"{sym.dtype.name} (convert them first, e.g. with "
-                          f"wafersim.numerics.round_fp16)")
+    conv = elements(arr, sym.dtype, f"write({name!r}): values")
     return np.ascontiguousarray(conv.reshape(per + (sym.count,)))
 
 
@@ -177,16 +169,17 @@ def _element_type(dtype: str):
     return ELEMENT_TYPES[dtype]
 
 
-def encode_values(values, dtype: str = "fp16", sw: int = 1) -> np.ndarray:
+def encode_values(values, dtype: str = "fp16", sw: int = 1, *,
+                  overflow: str = "error") -> np.ndarray:
     """Wavelet data words (uint32) carrying ``values``: 16-bit types one per sparse wavelet
-    (``sw=1``) or two per dense wavelet (``sw=2``/``4``) [0502]; 32-bit types one each."""
+    (``sw=1``) or two per dense wavelet (``sw=2``/``4``) [0502]; 32-bit types one each.
+
+    Integer types take whole numbers in their range; float types round to nearest, and a
+    finite value beyond their range is a ``ConfigError`` unless ``overflow="inf"``."""
     t = _element_type(dtype)
     if sw not in (1, 2, 4):
         raise ConfigError(f"sw must be 1, 2 or 4, got {sw!r}")
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "fiub":
-        raise ConfigError(f"values must be numbers, got dtype {arr.dtype}")
-    elems = arr.astype(t).ravel()
+    elems = elements(values, t, "values", exact=False, overflow=overflow).ravel()
     if np.dtype(t).itemsize == 4:
         return elems.view(np.uint32).astype(np.uint32)
     bits = elems.view(np.uint16).astype(np.uint32)

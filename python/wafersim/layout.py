@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ConfigError, RouteError
+from .values import is_integer
 
 __all__ = [
     "DIRECTIONS",
@@ -32,6 +33,7 @@ __all__ = [
     "TOPOLOGIES",
     "Topology",
     "Rect",
+    "as_point",
     "direction_index",
     "path",
     "ROUTING_ALGORITHMS",
@@ -65,6 +67,27 @@ def direction_index(name, field: str = "direction") -> int:
         if key in DIR_INDEX:
             return DIR_INDEX[key]
     raise ConfigError(f"{field} must be one of {', '.join(DIRECTIONS)}, got {name!r}")
+
+
+def _integers_of(value, sizes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``value`` as Python ints if it holds one of ``sizes`` integers, else None.
+    Coordinates are integers (numpy integer scalars welcome): a float, boolean or string is
+    not, even 1.0, so nothing is truncated."""
+    try:
+        parts = tuple(value)
+    except TypeError:
+        return None
+    if len(parts) not in sizes or not all(is_integer(v) for v in parts):
+        return None
+    return tuple(int(v) for v in parts)
+
+
+def as_point(value, name: str = "point") -> tuple[int, int]:
+    """``value`` as a (row, col) pair of Python ints, else ConfigError."""
+    point = _integers_of(value, (2,))
+    if point is None:
+        raise ConfigError(f"{name} must be a (row, col) pair of integers, got {value!r}")
+    return point
 
 
 @dataclass(frozen=True)
@@ -156,6 +179,13 @@ class Rect:
     height: int = 1
     width: int = 1
 
+    def __post_init__(self):
+        for field in ("row", "col", "height", "width"):
+            v = getattr(self, field)
+            if not is_integer(v):
+                raise ConfigError(f"Rect {field} must be an integer, got {v!r}")
+            object.__setattr__(self, field, int(v))  # numpy integers become Python ints
+
     @classmethod
     def of(cls, value, rows: int, cols: int) -> "Rect":
         """``value`` as a Rect inside a rows x cols wafer (ConfigError names it otherwise)."""
@@ -164,14 +194,10 @@ class Rect:
         if isinstance(value, Rect):
             rect = value
         else:
-            try:
-                parts = tuple(int(v) for v in value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"rect must be a Rect, (row, col, height, width) or (row, col), "
-                                  f"got {value!r}") from None
-            if len(parts) not in (2, 4) or any(float(v) != int(v) for v in value):
-                raise ConfigError(f"rect must be a Rect, (row, col, height, width) or (row, col), "
-                                  f"got {value!r}")
+            parts = _integers_of(value, (2, 4))
+            if parts is None:
+                raise ConfigError(f"rect must be a Rect, (row, col, height, width) or (row, col) "
+                                  f"of integers, got {value!r}")
             rect = cls(*parts)
         if rect.height < 1 or rect.width < 1:
             raise ConfigError(f"rect {rect.describe()} is empty (height and width must be >= 1)")

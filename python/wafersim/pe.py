@@ -30,6 +30,7 @@ from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, decode_values, enc
                         write_symbol)
 from .defaults import DEFAULTS
 from .errors import ConfigError, WaferError
+from .values import integers
 
 __all__ = ["LonePE", "PICKER_POLICIES", "load_program", "write_symbol", "read_symbol"]
 
@@ -90,35 +91,39 @@ class LonePE(CeAccess):
 
     # ---- wavelets -----------------------------------------------------------------------
     def inject(self, color: int, values, *, dtype: str = "fp16", sw: int = 1, index=None,
-               ctrl=None, start: int = 0, interval: int = 1) -> int:
+               ctrl=None, start: int = 0, interval: int = 1, overflow: str = "error") -> int:
         """Queues wavelets carrying ``values`` on ``color``; returns how many.
 
         16-bit types with ``sw=1`` send one element per (sparse) wavelet with ``index``;
         ``sw=2``/``4`` pack two elements per (dense) wavelet [0502]; 32-bit types send one
-        element per wavelet. The k-th wavelet is due at ``start + k * interval``.
+        element per wavelet. The k-th wavelet is due at ``start + k * interval``. Values the
+        type cannot hold raise ``ConfigError`` (fp16/fp32 round to nearest; a finite value
+        beyond their range becomes inf only with ``overflow="inf"``).
         """
-        return self.inject_wavelets(color, encode_values(values, dtype, sw), index=index,
-                                    ctrl=ctrl, start=start, interval=interval)
+        return self.inject_wavelets(color, encode_values(values, dtype, sw, overflow=overflow),
+                                    index=index, ctrl=ctrl, start=start, interval=interval)
 
     def inject_wavelets(self, color: int, data, *, index=None, ctrl=None, start: int = 0,
                         interval: int = 1) -> int:
-        """Queues raw wavelets: 32-bit ``data``, optional 16-bit ``index`` and ``ctrl`` bits."""
-        data = np.ascontiguousarray(np.asarray(data, dtype=np.uint64).astype(np.uint32))
+        """Queues raw wavelets: 32-bit ``data``, optional 16-bit ``index`` and ``ctrl`` bits
+        (scalars or one per wavelet; out-of-range values raise ``ConfigError``)."""
+        data = np.ascontiguousarray(integers(data, "data", 0, 2**32 - 1, np.uint32).ravel())
         n = data.size
 
-        def per_wavelet(v, dt, name):
+        def per_wavelet(v, dt, name, hi):
             if v is None:
                 return np.zeros(0, dtype=dt)
-            a = np.asarray(v)
+            a = integers(v, name, 0, hi, dt, bools=name == "ctrl")
             if a.ndim == 0:
                 a = np.full(n, a)
             if a.size != n:
                 raise ConfigError(f"{name} must be a scalar or have one entry per wavelet ({n}), "
                                   f"got shape {a.shape}")
-            return np.ascontiguousarray(a.astype(dt))
+            return np.ascontiguousarray(a.ravel())
 
-        self._pe.inject(int_arg("color", color, 0, 63), data, per_wavelet(index, np.uint16, "index"),
-                        per_wavelet(ctrl, np.uint8, "ctrl"), int_arg("start", start, 0, 2**63),
+        self._pe.inject(int_arg("color", color, 0, 63), data,
+                        per_wavelet(index, np.uint16, "index", 2**16 - 1),
+                        per_wavelet(ctrl, np.uint8, "ctrl", 1), int_arg("start", start, 0, 2**63),
                         int_arg("interval", interval, 1, 2**31))
         return n
 

@@ -15,9 +15,11 @@ import numpy as np
 from . import _core
 from .defaults import DEFAULTS
 from .errors import ConfigError, RouteError
-from .layout import DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology, direction_index
+from .layout import (DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology,
+                     as_point, direction_index)
 from .layout import path as layout_path
 from .stats import Arrivals, FabricCounters, RunStats
+from .values import first_outside, integers, is_integer
 from .wafer_pes import PeHost
 
 __all__ = ["Wafer", "RouterView"]
@@ -35,6 +37,16 @@ def _int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
         rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
         raise ConfigError(f"{name} must be in {rng}, got {v}")
     return v
+
+
+def _point_list(points, name: str) -> list:
+    """One (row, col) point, or an iterable of them, as a list of points (checked later)."""
+    try:
+        single = len(points) == 2 and all(is_integer(v) for v in points)
+        return [points] if single else list(points)
+    except TypeError:
+        raise ConfigError(f"{name} must be a (row, col) point or a list of them, got "
+                          f"{points!r}") from None
 
 
 def _mask(names, field: str) -> int:
@@ -220,22 +232,31 @@ class Wafer(PeHost):
         return color
 
     def _router(self, point, name: str = "router", error=RouteError) -> tuple[int, int]:
-        try:
-            r, c = (int(v) for v in point)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{name} must be a (row, col) pair, got {point!r}") from None
+        r, c = as_point(point, name)
         if not self.topology.inside(r, c):
             raise error(f"{name} {(r, c)} is outside the {self.rows}x{self.cols} fabric")
         return r, c
 
     def _ports(self, at, name: str = "at") -> tuple[np.ndarray, np.ndarray]:
         """Router ids and port indices of ramps (inside points) or edge ports (outside)."""
-        pts = np.asarray(at)
-        if pts.ndim == 1:
-            pts = pts.reshape(1, -1)
-        if pts.ndim != 2 or pts.shape[1] != 2 or not np.issubdtype(pts.dtype, np.integer):
-            raise ConfigError(f"{name} must be a (row, col) pair or an (n, 2) integer array, "
-                              f"got shape {pts.shape} and dtype {pts.dtype}")
+        if isinstance(at, np.ndarray):
+            pts = at.reshape(1, -1) if at.ndim == 1 else at
+            if pts.ndim != 2 or pts.shape[1] != 2 or not np.issubdtype(pts.dtype, np.integer):
+                raise ConfigError(f"{name} must be a (row, col) pair or an (n, 2) integer array, "
+                                  f"got shape {at.shape} and dtype {at.dtype}")
+        else:  # Python ints stay exact (numpy would make (uint64, int) pairs floats)
+            points = [as_point(p, f"{name}[{i}]") for i, p in enumerate(_point_list(at, name))]
+            pts = np.array(points, dtype=object).reshape(-1, 2)
+
+        def not_a_port(i):
+            return ConfigError(f"{name}[{i}] = {tuple(int(v) for v in pts[i])} is neither inside "
+                               f"the {self.rows}x{self.cols} fabric nor an edge port next to a "
+                               "border router")
+
+        # Far-off points (uint64 2**64 - 1 is one) are refused before int64 could wrap them.
+        far = first_outside(pts, -1, max(self.rows, self.cols))
+        if far is not None:
+            raise not_a_port(far // 2)
         r, c = pts[:, 0].astype(np.int64), pts[:, 1].astype(np.int64)
         inside = (r >= 0) & (r < self.rows) & (c >= 0) & (c < self.cols)
         ids = np.where(inside, r * self.cols + c, 0).astype(np.uint32)
@@ -243,9 +264,7 @@ class Wafer(PeHost):
         for i in np.flatnonzero(~inside):
             edge = self.topology.edge_port((int(r[i]), int(c[i])))
             if edge is None:
-                raise ConfigError(f"{name}[{i}] = {(int(r[i]), int(c[i]))} is neither inside the "
-                                 f"{self.rows}x{self.cols} fabric nor an edge port next to a "
-                                 "border router")
+                raise not_a_port(i)
             (er, ec), d = edge
             ids[i], ports[i] = er * self.cols + ec, DIR_INDEX[d]
         return ids, ports
@@ -267,7 +286,8 @@ class Wafer(PeHost):
         """
         color = self._fabric_color(color)
         self._require_colors_mode("route")
-        pts = [tuple(int(v) for v in p) for p in path] if path is not None else []
+        pts = [as_point(p, f"path[{i}]") for i, p in enumerate(_point_list(path, "path"))] \
+            if path is not None else []
         if not pts:
             raise RouteError("path must list at least one (row, col) point")
         first, last = pts[0], pts[-1]
@@ -309,8 +329,9 @@ class Wafer(PeHost):
         """
         color = self._fabric_color(color)
         self._require_colors_mode("route_tree")
+        src = as_point(src, "src")  # every point is a pair of integers before any is placed
+        dst_list = [as_point(d, f"dsts[{i}]") for i, d in enumerate(_point_list(dsts, "dsts"))]
         src = self._router(src, "src")
-        dst_list = [dsts] if (len(dsts) == 2 and all(isinstance(v, numbers.Integral) for v in dsts)) else list(dsts)
         if not dst_list:
             raise RouteError("route_tree needs at least one destination")
         masks: dict[tuple[int, int], list[int]] = {src: [0, 1 << _RAMP]}
@@ -373,24 +394,16 @@ class Wafer(PeHost):
             raise ConfigError(f"inject: at, color, data, index, ctrl and cycle must have one "
                               f"length (or length 1), got lengths {sorted(sizes)}")
         n = sizes.pop() if sizes else 1
-        if len(ids) == 1 and n > 1:
+        if len(ids) == 1 and n != 1:  # one point takes every wavelet (none, for empty data)
             ids, ports = np.repeat(ids, n), np.repeat(ports, n)
 
         def column(value, name, dtype, lo, hi):
-            arr = np.asarray(value)
-            if arr.dtype == bool and name != "ctrl":
-                raise ConfigError(f"{name} must be integers, got booleans")
-            if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool):
-                raise ConfigError(f"{name} must be integers, got dtype {arr.dtype}")
+            arr = integers(value, name, lo, hi, dtype, bools=name == "ctrl")
             try:
-                arr = np.broadcast_to(arr, (n,))
+                return np.ascontiguousarray(np.broadcast_to(arr, (n,)))
             except ValueError:
                 raise ConfigError(f"{name} has shape {np.shape(value)}, which does not match "
                                   f"{n} injection point(s)") from None
-            if arr.size and (arr.min() < lo or arr.max() > hi):
-                bad = arr[(arr < lo) | (arr > hi)][0]
-                raise ConfigError(f"{name} must be in {lo}..{hi}, got {bad}")
-            return np.ascontiguousarray(arr, dtype=dtype)
 
         colors = column(color, "color", np.uint8, 0, 63)
         if n and colors.max() >= self.colors:
@@ -403,11 +416,13 @@ class Wafer(PeHost):
         if self.mode == "packets":
             if dest is None:
                 raise ConfigError("packet mode needs dest: the (row, col) each wavelet goes to")
-            d = np.asarray(dest)
-            d = np.broadcast_to(d.reshape(1, 2) if d.ndim == 1 else d, (n, 2)) if d.size else d
-            d_ids, d_ports = self._ports(d, "dest")
+            d_ids, d_ports = self._ports(dest, "dest")
             if np.any(d_ports != _RAMP):
                 raise RouteError("dest must be routers inside the fabric")
+            if len(d_ids) == 1:
+                d_ids = np.repeat(d_ids, n)
+            elif len(d_ids) != n:
+                raise ConfigError(f"dest has {len(d_ids)} points for {n} wavelets")
             dest_ids = np.ascontiguousarray(d_ids, dtype=np.uint32)
         elif dest is not None:
             raise ConfigError("dest is only for mode='packets'; color routes steer wavelets here")

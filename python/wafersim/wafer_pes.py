@@ -249,16 +249,17 @@ class PeHost:
 
     # ---- streams through edge ports -----------------------------------------------------------
     def stream(self, at, color: int, values, *, dtype: str = "fp16", sw: int = 1, index=None,
-               ctrl=None, cycle=None) -> int:
+               ctrl=None, cycle=None, overflow: str = "error") -> int:
         """Sends ``values`` on ``color`` from the host port ``at`` (an edge port: a point just
         outside the border), encoded as ``dtype`` wavelets (16-bit types one per sparse
         wavelet with ``index`` when ``sw=1``, two per dense wavelet otherwise [0502]).
-        Returns the number of wavelets; read the other end with
-        ``w.collect(at).values(dtype, color=...)``."""
-        data = encode_values(values, dtype, sw)
-        n = len(data)
+        Values the type cannot hold raise ``ConfigError``: integer types take whole numbers
+        in their range; fp16/fp32 round to nearest, and a finite value beyond their range
+        becomes inf only with ``overflow="inf"``. Returns the number of wavelets; read the
+        other end with ``w.collect(at).values(dtype, color=...)``."""
+        data = encode_values(values, dtype, sw, overflow=overflow)
         return self.inject(at, color, data, index=0 if index is None else index,
-                           ctrl=False if ctrl is None else ctrl, cycle=cycle) if n else 0
+                           ctrl=False if ctrl is None else ctrl, cycle=cycle)
 
     def close(self, at, color: int, index: int, *, cycle=None) -> None:
         """Sends a control (closeout) wavelet on ``color`` whose index starts task

@@ -34,9 +34,11 @@ struct RampStep {
 };
 
 // One thing an endpoint is waiting for, for the deadlock report's wait-cycle search: to send
-// a wavelet of `color` (the router stalls it) or to receive one (nothing of `color` comes).
+// a wavelet of `color` (the router stalls it), to receive one (nothing of `color` comes), or
+// to receive one of a local color, which no router carries: only the endpoint itself can
+// fill that queue.
 struct EndpointWait {
-  enum class Kind : uint8_t { send, receive };
+  enum class Kind : uint8_t { send, receive, receive_local };
   Kind kind = Kind::receive;
   uint8_t color = 0;
   std::string who;  // what waits, e.g. "task 3 pc 12 (mov16) dst"

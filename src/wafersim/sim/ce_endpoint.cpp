@@ -27,11 +27,14 @@ std::string CeEndpoint::describe() const {
 
 void CeEndpoint::waits(std::vector<EndpointWait>& out) const {
   for (const pe::ComputeElement::Wait& w : ce_.waits()) {
-    if (w.color < 0 || w.color >= ce_.config().fabric_colors) continue;  // waits on itself
+    if (w.color < 0) continue;
+    const bool local = w.color >= ce_.config().fabric_colors;  // never enters the router
+    const auto color = static_cast<uint8_t>(w.color);
     if (w.cause == pe::StallCause::input_empty) {
-      out.push_back({EndpointWait::Kind::receive, static_cast<uint8_t>(w.color), w.who});
-    } else if (w.cause == pe::StallCause::output_full) {
-      out.push_back({EndpointWait::Kind::send, static_cast<uint8_t>(w.color), w.who});
+      out.push_back({local ? EndpointWait::Kind::receive_local : EndpointWait::Kind::receive,
+                     color, w.who});
+    } else if (w.cause == pe::StallCause::output_full && !local) {
+      out.push_back({EndpointWait::Kind::send, color, w.who});
     }
   }
 }

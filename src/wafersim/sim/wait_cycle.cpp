@@ -92,6 +92,7 @@ class WaitGraph {
       return out;
     }
     for (const EndpointWait& w : nodes_.at(n)) {
+      if (w.kind == EndpointWait::Kind::receive_local) continue;  // only the PE itself sends
       const std::string who = "PE " + router(id) + " " + w.who;
       const unsigned color = w.color;
       if (w.kind == EndpointWait::Kind::send) {
@@ -198,6 +199,24 @@ class WaitGraph {
     return s;
   }
 
+  // Who could send what `w` waits for.
+  std::string senders(uint32_t id, const EndpointWait& w) const {
+    if (w.kind == EndpointWait::Kind::receive_local) {
+      return "a local color, which no router carries: only this PE's own sends of color " +
+             std::to_string(w.color) + " fill that queue";
+    }
+    std::string from;
+    for (const Source& src : producers(id, w.color)) {
+      std::string note;
+      if (src.kind == Source::Kind::host) note = "";
+      else if (src.kind == Source::Kind::endpoint)
+        note = has(src.node) ? " (it is stuck itself)" : " (it is idle or waits on nothing)";
+      else continue;  // queues on the way: listed in the report above
+      from += (from.empty() ? "" : "; ") + src.what + note;
+    }
+    return from.empty() ? "no route brings that color to this ramp" : from;
+  }
+
   std::string dead_ends() const {
     std::string s;
     size_t n = 0;
@@ -205,20 +224,10 @@ class WaitGraph {
       if (node_key(nd) != kEndpoint) continue;
       const uint32_t id = node_id(nd);
       for (const EndpointWait& w : waits) {
-        if (w.kind != EndpointWait::Kind::receive) continue;
-        std::string from;
-        for (const Source& src : producers(id, w.color)) {
-          std::string note;
-          if (src.kind == Source::Kind::host) note = "";
-          else if (src.kind == Source::Kind::endpoint)
-            note = has(src.node) ? " (it is stuck itself)" : " (it is idle or waits on nothing)";
-          else continue;  // queues on the way: listed in the report above
-          from += (from.empty() ? "" : "; ") + src.what + note;
-        }
-        if (from.empty()) from = "no route brings that color to this ramp";
+        if (w.kind == EndpointWait::Kind::send) continue;
         if (n++ < kMaxDeadEnds) {
           s += "  PE " + router(id) + " " + w.who + " waits for color " +
-               std::to_string(w.color) + ": " + from + "\n";
+               std::to_string(w.color) + ": " + senders(id, w) + "\n";
         }
       }
     }

@@ -21,7 +21,11 @@ class TrainStats:
       (one sample, one pass at a time);
     * ``skipped()``: per layer, activations and deltas that were zero and never sent
       [0400], [0408];
-    * ``traffic()``: link traversals per color role; ``memory()``: bytes per PE.
+    * ``traffic()``: link traversals per color role; ``memory()``: bytes per PE;
+    * ``completions``: for the samples of the last ``fit`` epoch, ``evaluate`` or
+      ``predict`` stream, the cycle (since the stream started) at which each sample's last
+      output reached the host; ``steady_interval()``: cycles per sample in the steady
+      state of that stream.
     """
 
     def __init__(self, plan):
@@ -33,6 +37,7 @@ class TrainStats:
         self.samples_forwarded = 0
         self.samples_inferred = 0
         self.pass_cycles: dict[str, int] = {}
+        self.completions = np.zeros(0, dtype=np.int64)
         self._busy: dict[tuple[int, int], np.ndarray] = {}     # per PE: busy per pass
         self._tasks: dict[tuple[int, int], dict] = {}
         self._pcs: dict[tuple[int, int], np.ndarray] = {}
@@ -55,6 +60,16 @@ class TrainStats:
     @property
     def cycles_per_sample(self) -> float:
         return self.train_cycles / self.samples_trained if self.samples_trained else float("nan")
+
+    def steady_interval(self, warmup: float = 0.5) -> float:
+        """Cycles per sample of the last stream, measured between the completions of the
+        sample after the first ``warmup`` share and the last one (the pipeline is full
+        then; the first samples also pay for filling it)."""
+        n = len(self.completions)
+        k = int(n * warmup)
+        if n - 1 - k < 1:
+            return float("nan")
+        return float(self.completions[-1] - self.completions[k]) / (n - 1 - k)
 
     def busy(self, pass_: str | None = None) -> np.ndarray:
         """(rows, cols) busy cycles per PE in ``pass_`` (None: all passes)."""

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..mapping import task_ids as T
 
-__all__ = ["encode", "decode", "input_streams", "target_streams", "decode_outputs"]
+__all__ = ["encode", "decode", "input_streams", "target_streams", "decode_outputs",
+           "completion_cycles"]
 
 
 def encode(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -57,6 +58,17 @@ def input_streams(X: np.ndarray, in_groups, dtype: str, batch_ends: np.ndarray |
 def target_streams(Y: np.ndarray, out_groups, dtype: str):
     """Per output finalizer: the data words of its targets, sample after sample."""
     return [encode(Y[:, o0:o0 + k], dtype).ravel() for o0, k in out_groups]
+
+
+def completion_cycles(arrivals, ports, color: int, n_samples: int) -> np.ndarray:
+    """Per sample, the cycle its last closeout reached one of the output ports (every
+    output finalizer sends one per sample, after the sample's outputs)."""
+    done = np.zeros(n_samples, dtype=np.int64)
+    for (r, _c) in ports:
+        m = (arrivals.row == r) & (arrivals.color == color) & arrivals.ctrl
+        t = arrivals.arrived[m].astype(np.int64)[:n_samples]
+        done[:len(t)] = np.maximum(done[:len(t)], t)
+    return done
 
 
 def decode_outputs(arrivals, ports, color: int, n_samples: int, n_out: int, dtype: str):

@@ -28,7 +28,7 @@ from ..mapping.plan import DTYPES, Plan
 from ..nn.losses import MSELoss
 from ..nn.sequential import Sequential
 from .run_stats import TrainStats
-from .streams import decode_outputs, input_streams, target_streams
+from .streams import completion_cycles, decode_outputs, input_streams, target_streams
 
 __all__ = ["Trainer", "History"]
 
@@ -240,6 +240,7 @@ class Trainer:
         out, ls, done = decode_outputs(arr, ports, out_color, n, p.n_out, p.dtype)
         if done != n:
             raise ConfigError(f"internal: {done} of {n} samples came back")  # pragma: no cover
+        self.stats_.completions = completion_cycles(arr, ports, out_color, n) - start
         return out, ls, w.cycle - start
 
     # ---- training ------------------------------------------------------------------------

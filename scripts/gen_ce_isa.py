@@ -29,7 +29,7 @@ KINDS = ["illegal", "load_dsr", "store_dsr", "jump", "movi", "movhi", "addi", "l
          "setrng", "setfpc", "seedrng", "tensor"]
 ELEMS = ["none", "fp16", "fp32", "i16", "i32"]
 REGSETS = ["none", "s0", "s1", "d", "x", "sr"]
-IMM_MODES = ["none", "imm14", "sext16", "hi10", "addr", "addr_x2"]
+IMM_MODES = ["none", "imm14", "sext16", "hi10", "addr", "addr_x2", "ids"]
 
 
 def load(path: Path = ISA_JSON) -> dict:
@@ -52,6 +52,24 @@ def _fp_bits(value: str) -> tuple[int, int]:
 
 def _ident(name: str) -> str:
     return name.replace("-", "_")
+
+
+def _type_mask(o: dict, key: str) -> str:
+    """Bit t set: the opcode accepts operand type t (all four when the file names none)."""
+    return f"0x{sum(1 << t for t in o.get(key, range(4))):X}"
+
+
+def _zero_bits(isa: dict) -> dict:
+    """family -> operand 1 type -> the word bits that type leaves unused (they must be 0)."""
+    fields = {f["name"]: f["fields"] for f in isa["families"]}
+    out = {name: [0, 0, 0, 0] for name in fields}
+    for table in isa["operand_tables"].values():
+        for fam in table.get("families", []):
+            for row in table["rows"]:
+                for name in row.get("zero", []):
+                    hi, lo = fields[fam][name]
+                    out[fam][row["type"]] |= ((1 << (hi - lo + 1)) - 1) << lo
+    return out
 
 
 def header_text(isa: dict) -> str:
@@ -137,8 +155,9 @@ def header_text(isa: dict) -> str:
     w("  Elem src0, src1, dst;  // element type of each operand (none when absent)")
     w("  uint8_t simd;          // elements per iteration when no fabric/circular operand sets SW")
     w("  RegSet reg;            // register file of operand 0 for DSR loads and stores")
-    w("  ImmMode imm;           // how the Immediate format reads its immediate")
+    w("  ImmMode imm;           // how the immediate reads (ids: an 8-bit one names task ids)")
     w("  bool cond;             // branch taken when the flag equals this")
+    w("  uint8_t op0_types, op1_types;  // bit t set: operand type t is allowed")
     w("};")
     w("")
 
@@ -147,7 +166,7 @@ def header_text(isa: dict) -> str:
 
     w("inline constexpr std::array<OpInfo, kOps> kOpInfo{{")
     w('    {"illegal", Family::imm, 0, Kind::illegal, VecOp::none, Elem::none, Elem::none, '
-      'Elem::none, 1, RegSet::none, ImmMode::none, false},')
+      'Elem::none, 1, RegSet::none, ImmMode::none, false, 0x0, 0x0},')
     for o in ops:
         fam = o["family"]
         src = o.get("src", "none")
@@ -161,7 +180,8 @@ def header_text(isa: dict) -> str:
         w(f'    {{"{o["mnemonic"]}", Family::{fam}, {o["opcode"]}, Kind::{o["kind"]}, {vop}, '
           f"Elem::{src0}, Elem::{src1}, Elem::{dst}, {o.get('simd', 1)}, "
           f"RegSet::{o.get('reg', 'none')}, ImmMode::{o.get('imm', 'none')}, "
-          f"{'true' if o.get('cond', False) else 'false'}}},")
+          f"{'true' if o.get('cond', False) else 'false'}, "
+          f"{_type_mask(o, 'op0_types')}, {_type_mask(o, 'op1_types')}}},")
     w("}};")
     w("")
     w("// Opcode number -> Op, per family (Op::illegal where unassigned).")
@@ -176,6 +196,12 @@ def header_text(isa: dict) -> str:
         for i in range(0, n, 4):
             w("    " + ", ".join(table[i:i + 4]) + ",")
         w("}};")
+    w("")
+    w("// Per family and operand 1 type: the bits the operand leaves unused, which must be 0.")
+    w("inline constexpr std::array<std::array<uint32_t, 4>, kFamilies> kOp1ZeroBits{{")
+    for f in fams:
+        w("    {" + ", ".join(f"0x{b:05X}" for b in _zero_bits(isa)[f["name"]]) + "},")
+    w("}};")
     w("")
     imm = isa["immediates"]
     ints = [e["value"] for e in imm["int"]]
@@ -192,6 +218,7 @@ def header_text(isa: dict) -> str:
     w("")
     cs = isa["color_set"]
     w("// Color-set operands of block / unblock / activate [0391], [0394].")
+    w(f"inline constexpr int kIds = {cs['ids']};")
     w(f"inline constexpr uint16_t kAllIdsImm8 = {cs['all_imm8']};")
     w(f"inline constexpr uint16_t kAllIdsValue16 = {cs['all_value16']};")
     w("")
@@ -269,11 +296,13 @@ def doc_tables(isa: dict) -> str:
     for key, t in isa["operand_tables"].items():
         w(f"`{key}` ({t['ref']}):")
         w("")
-        cols = [c for c in t["rows"][0] if c != "type"]
-        w("| type | " + " | ".join(cols) + " |")
-        w("|---|" + "---|" * len(cols))
+        cols = [c for c in t["rows"][0] if c not in ("type", "zero")]
+        zero = any("zero" in row for row in t["rows"])
+        w("| type | " + " | ".join(cols) + (" | unused, must be 0" if zero else "") + " |")
+        w("|---|" + "---|" * (len(cols) + zero))
         for row in t["rows"]:
-            w(f"| {row['type']} | " + " | ".join(row[c] for c in cols) + " |")
+            unused = [" | " + ", ".join(row.get("zero", []))] if zero else []
+            w(f"| {row['type']} | " + " | ".join(row[c] for c in cols) + "".join(unused) + " |")
         w("")
     w("### Opcodes")
     w("")
@@ -289,6 +318,22 @@ def doc_tables(isa: dict) -> str:
         simd = str(o.get("simd", "")) if o["kind"] in ("vector", "compare") else ""
         w(f"| `{o['mnemonic']}` | {o['family']} | {o['opcode']} | {elems} | {simd} | "
           f"{o['desc']} |")
+    w("")
+    w("Opcodes that take only some operand types, or whose 8-bit immediate names task ids")
+    w(f"(0..{isa['color_set']['ids'] - 1}, or {isa['color_set']['all_imm8']}); other types and values"
+      " decode as illegal:")
+    w("")
+    fields = {f["name"]: f["fields"] for f in isa["families"]}
+    w("| Mnemonic | Operand 0 types | Operand 1 types | 8-bit immediate |")
+    w("|---|---|---|---|")
+    for o in isa["opcodes"]:
+        if not ({"op0_types", "op1_types"} & o.keys() or o.get("imm") == "ids"):
+            continue
+        t0, t1 = (", ".join(map(str, o.get(k, []))) or "any" for k in ("op0_types", "op1_types"))
+        if "op0_type" not in fields[o["family"]]:
+            t0 = "-"
+        w(f"| `{o['mnemonic']}` | {t0} | {t1} | "
+          f"{'ids' if o.get('imm') == 'ids' else ''} |")
     w("")
     w("### Immediates (operand 1 type 3 of the multiple-operand formats)")
     w("")

@@ -60,6 +60,11 @@ def test_cpp_decoder_agrees_with_the_python_tables():
     for op in spec.ops.values():
         fam = spec.families[op.family]
         word = fam.put(fam.put(0, "prefix", int(fam.prefix, 2)), "opcode", op.opcode)
+        for i, types in enumerate((op.op0_types, op.op1_types)):  # a type the opcode takes
+            if f"op{i}_type" in fam.fields:
+                word = fam.put(word, f"op{i}_type", types[0])
+        if op.raw.get("reg") in ("x", "sr"):  # X[2]..X[7], SR[2]..SR[7]
+            word = fam.put(word, "op0", 2)
         assert _core.pe.decode(word)["mnemonic"] == op.mnemonic
         assert _core.pe.decode(word)["family"] == op.family
 
@@ -76,11 +81,11 @@ def test_unassigned_opcodes_and_the_reserved_bit_decode_as_illegal():
 def test_every_word_disassembles_to_text_that_assembles_back(word):
     text = disassemble_word(word, pc=500)
     assert encode_line(text, pc=500) == word
-    # The C++ decoder and the disassembler agree on what is an instruction.
-    legal = _core.pe.decode(word)["mnemonic"] != "illegal"
-    if not text.startswith(".word"):
-        assert legal
-        assert text.split()[0].split(".")[0] == _core.pe.decode(word)["mnemonic"]
+    # The C++ decoder and the disassembler agree on what is an instruction, both ways.
+    mnemonic = _core.pe.decode(word)["mnemonic"]
+    assert (mnemonic != "illegal") == (not text.startswith(".word")), (hex(word), text)
+    if mnemonic != "illegal":
+        assert text.split()[0].split(".")[0] == mnemonic
 
 
 @pytest.mark.parametrize("line,fields", [
@@ -192,19 +197,20 @@ def _operand_texts(draw, op):
 
     def src1(e):
         table = spec.fp_imm if e in ("fp16", "fp32") else spec.int_imm
-        return draw(st.sampled_from([f"S1[{dsr()}]", "[r6]", reg(e), f"#{draw(st.sampled_from(table))}"]))
+        forms = [f"S1[{dsr()}]", "[r6]", reg(e), f"#{draw(st.sampled_from(table))}"]
+        return draw(st.sampled_from([forms[t] for t in op.op1_types]))
 
     fam = op.family
     if fam == "dst2src":
         n = dsr()
         r = reg(op.src0)
         s1 = src1(op.src)
-        forms = [[f"S0[{n}]", f"S0[{n}]", s1], [f"D[{n}]", f"S0[{n}]", s1], [r, r, s1]]
-        if int(r[1:]) < 12:  # D[n], rn: the DSR and the register share operand 0
-            forms.append([f"D[{r[1:]}]", r, f"S1[{dsr()}]"])
+        forms = [(0, [f"S0[{n}]", f"S0[{n}]", s1]), (1, [f"D[{n}]", f"S0[{n}]", s1]), (2, [r, r, s1])]
+        if int(r[1:]) < 12 and 0 in op.op1_types:  # D[n], rn: the DSR and the register share operand 0
+            forms.append((3, [f"D[{r[1:]}]", r, f"S1[{dsr()}]"]))
         if not s1.startswith("S1") and not wide(op.dst):
-            forms.append(["r0", r, s1])
-        return draw(st.sampled_from(forms))
+            forms.append((3, ["r0", r, s1]))
+        return draw(st.sampled_from([f for t, f in forms if t in op.op0_types]))
     if fam == "dst1src":
         return [draw(st.sampled_from([f"D[{dsr()}]", reg(op.dst)])), src1(op.src)]
     if fam == "nodst2src":
@@ -214,7 +220,7 @@ def _operand_texts(draw, op):
             return [draw(st.sampled_from([f"pc+{draw(st.integers(0, 127))}",
                                           f"pc-{draw(st.integers(1, 128))}", reg("i16"),
                                           f"[{2 * draw(st.integers(0, 127))}]"]))]
-        if op.raw.get("source") == "vector":  # tbias, tvprog: a descriptor only
+        if op.op1_types == (0,):  # tbias, tvprog: a descriptor only
             return [f"S1[{dsr()}]"]
         imm = draw(st.integers(0, 63)) if op.kind in ("block", "unblock", "activate") else \
             draw(st.sampled_from([*range(64), 255])) if op.mnemonic == "tdone" else \

@@ -179,9 +179,20 @@ void bind_pe(py::module_& root) {
         d["imm_high"] = in.imm_high;
         d["imm_low"] = in.imm_low;
         d["term"] = in.term;
+        d["reason"] = illegal_reason(in);
         return d;
       },
       py::arg("word"), "Decodes a 20-bit word with the C++ decoder (mnemonic 'illegal' if none).");
+  m.def(
+      "legal_words",
+      [](const CArray<uint32_t>& words) {
+        CArray<bool> out(words.size());
+        std::ranges::transform(view(words), out.mutable_data(),
+                               [](uint32_t w) { return decode(w).op != isa::Op::illegal; });
+        return out;
+      },
+      py::arg("words").noconvert(),
+      "For each word (uint32 array): does the C++ decoder take it for an instruction?");
 
   py::class_<ComputeElement>(m, "ComputeElement",
                              "One PE's compute element (owned by a LonePe or a Wafer)")

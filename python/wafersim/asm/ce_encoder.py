@@ -17,6 +17,13 @@ _DSR = re.compile(r"^(S0|S1|D|X|SR)\[(.+)\]$", re.IGNORECASE)
 _PCREL = re.compile(r"^pc\s*([+-])\s*(\d+)$", re.IGNORECASE)
 
 
+# Operand spellings by operand type, for messages on the types an opcode takes.
+_OP0_FORMS = {"dst2src": ("S0[n], S0[n]", "D[n], S0[n]", "rN, rN", "D[n], rN / r0, rN"),
+              "dst1src": ("D[n]", "rN"), "nodst2src": ("S0[n]", "rN")}
+_OP1_FORMS = {"nodst1src": ("S1[n]", "[addr]", "rN", "#imm")}
+_MULTI_OP1_FORMS = ("S1[m]", "[r6]", "rN", "#imm")
+
+
 class EncodeError(Exception):
     """An error in one line; assemble() adds the line number and text."""
 
@@ -147,6 +154,7 @@ class Encoder:
         word = fam.put(word, "opcode", op.opcode)
         f = getattr(self, "_" + op.family)
         fields = f(op, ops, pc, force[0] if force else None)
+        self._check_types(op, fields, args)
         for name, v in fields.items():
             word = fam.put(word, name, v)
         if fam.terminate and term:
@@ -169,6 +177,15 @@ class Encoder:
         if o.kind == "imm":
             return {"op1_type": 3, "op1": self.imm_code(o.value, op.src)}
         raise EncodeError(f"source 1 {o.text} must be S1[n], [r6], a register or #immediate")
+
+    def _check_types(self, op, fields: dict, args: list[str]):
+        """The operand types the ISA file lets the opcode take (op0_types, op1_types)."""
+        for i, allowed in enumerate((op.op0_types, op.op1_types)):
+            if fields.get(f"op{i}_type", 0) not in allowed:
+                names = (_OP0_FORMS if i == 0 else _OP1_FORMS).get(op.family, _MULTI_OP1_FORMS)
+                raise EncodeError(f"{op.mnemonic} takes only "
+                                  + " or ".join(names[t] for t in allowed)
+                                  + f" as operand {i}; got {', '.join(args)}")
 
     def _check_pair(self, op, o: _Opnd, elem):
         if o.kind == "gpr" and elem in ("fp32", "i32") and (o.value % 2 or o.value > 14):
@@ -259,12 +276,11 @@ class Encoder:
             return {"op1_type": 3}
         self._nargs(op, ops, 1)
         (o,) = ops
-        source = op.raw.get("source")  # tensor instructions: "vector" (S1[n] only) or "value"
         if o.kind == "s1":
-            if kind not in ("block", "unblock", "activate", "nop") and source != "vector":
+            if 0 not in op.op1_types:
                 raise EncodeError(f"{op.mnemonic} takes no vector source")
             return {"op1_type": 0, "op1": self.reg_index(o, 0, 11, "S1DSR")}
-        if source == "vector":
+        if op.op1_types == (0,):
             raise EncodeError(f"{op.mnemonic} takes a descriptor S1[n], got {o.text}")
         if o.kind == "gpr":
             return {"op1_type": 2, "op1": o.value}
@@ -288,10 +304,11 @@ class Encoder:
             v = self.value(o.value)
         else:
             raise EncodeError(f"{op.mnemonic} source {o.text}: use #imm, a register, [addr] or S1[n]")
-        if kind in ("block", "unblock", "activate") and not (0 <= v < 64 or v == 255):
-            raise EncodeError(f"{op.mnemonic} #{v} names no id: use 0..63, or #255 for all ids [0394]")
-        if op.mnemonic == "tdone" and not (0 <= v < 64 or v == 255):
-            raise EncodeError(f"tdone #{v} names no id: use 0..63, or #255 for none")
+        cs = self.isa.data["color_set"]
+        if op.raw.get("imm") == "ids" and not (0 <= v < cs["ids"] or v == cs["all_imm8"]):
+            meaning = "none" if kind == "tensor" else "all ids [0394]"
+            raise EncodeError(f"{op.mnemonic} #{v} names no id: use 0..{cs['ids'] - 1}, "
+                              f"or #{cs['all_imm8']} for {meaning}")
         return self._imm8(v, "immediate")
 
     def _imm(self, op, ops, pc, force):

@@ -52,6 +52,15 @@ class OpDef:
     def dst(self) -> str | None:
         return self.raw.get("dst")
 
+    @property
+    def op0_types(self) -> tuple:
+        """The operand-0 types the opcode takes (all four unless the ISA file lists some)."""
+        return tuple(self.raw.get("op0_types", range(4)))
+
+    @property
+    def op1_types(self) -> tuple:
+        return tuple(self.raw.get("op1_types", range(4)))
+
 
 class ISA:
     """Formats, opcodes, immediates and descriptor layouts of the 20-bit CE ISA."""

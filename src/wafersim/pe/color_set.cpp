@@ -4,6 +4,8 @@
 
 namespace wafersim::pe {
 
+static_assert(isa::kIds == fabric::kMaxColorIds, "the ISA data and the fabric agree on the ids");
+
 fabric::ColorMask color_set_of(const CeCore& core, uint32_t pc, const char* mnemonic,
                                uint32_t value, bool is_imm8) {
   if (value < static_cast<uint32_t>(fabric::kMaxColorIds)) return fabric::ColorMask{1} << value;

@@ -3,14 +3,34 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "wafersim/pe/isa_tables.hpp"
 
 namespace wafersim::pe {
 
+// Why a word is not an instruction (docs/isa.md, "Illegal words").
+enum class Illegal : uint8_t {
+  none,
+  wide,           // more than 20 bits
+  opcode,         // an unassigned opcode
+  reserved,       // the reserved bit of FIG. 25B is set
+  unused_bits,    // bits the operand-1 type leaves unused are not 0
+  operand_type,   // the opcode does not take this operand type
+  no_dsr,         // a DSR number names no S0/S1/D register
+  no_xdsr,        // an XDSR number names no XDSR
+  no_stride_reg,  // a stride register number names no stride register
+  register_pair,  // a 32-bit register operand is not an even pair
+  odd_address,    // a 16-bit memory operand at an odd address
+  id_range,       // an 8-bit immediate names no task id
+};
+
 struct Instruction {
   uint32_t word = 0;
   isa::Op op = isa::Op::illegal;
+  isa::Op named = isa::Op::illegal;  // the opcode's instruction, even when `op` is illegal
+  Illegal illegal = Illegal::none;
+  uint8_t illegal_operand = 0;  // 0 or 1: the operand at fault
   isa::Family family = isa::Family::imm;
   uint8_t op0_type = 0, op0 = 0, op1_type = 0, op1 = 0, imm_high = 0;
   uint16_t imm_low = 0;
@@ -32,9 +52,14 @@ struct Instruction {
 // The format of a word, from its prefix code [0583], [0597], [0602].
 isa::Family family_of(uint32_t word);
 
-// Decodes a word; `op` is Op::illegal for an unassigned opcode, a set reserved bit or a
-// word wider than 20 bits.
+// Decodes a word; `op` is Op::illegal, and `illegal` says why, for a word wider than 20
+// bits, an unassigned opcode, a set reserved bit, or operand fields the ISA data forbids
+// (the Python disassembler lists exactly these words as `.word`).
 Instruction decode(uint32_t word);
+
+// One line on why `in` is illegal, e.g. "ldxds: operand 0 = 11 names no XDSR (2..7)";
+// empty for a legal instruction.
+std::string illegal_reason(const Instruction& in);
 
 // Encodes the fields of `in` (op, operands, immediates, term) into a word.
 uint32_t encode(const Instruction& in);

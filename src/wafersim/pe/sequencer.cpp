@@ -25,9 +25,13 @@ void ComputeElement::issue_instruction() {
   }
   const Instruction in = decode(fetch_word(pc));
   if (in.op == isa::Op::illegal) {
+    // An unassigned opcode hints at empty or overwritten memory; else name the bad operand.
+    const std::string why = in.named == isa::Op::illegal
+                                ? "no task code at this entry, or memory overwritten?"
+                                : illegal_reason(in);
     throw ProgramError(core_.name() + " task " + std::to_string(task_.id) + " pc " +
-                       std::to_string(pc) + ": illegal instruction " + hex(in.word) +
-                       " (no task code at this entry, or memory overwritten?)");
+                       std::to_string(pc) + ": illegal instruction " + hex(in.word) + " (" +
+                       why + ")");
   }
   const Kind kind = in.info().kind;
   if (kind == Kind::tensor && in.op != isa::Op::tbias && in.op != isa::Op::tdone &&

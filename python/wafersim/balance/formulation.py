@@ -14,11 +14,11 @@ buffer and per edge:
 * equal mode: ``tau[v] - y[e] = existing inserted depth`` on every edge, so every path
   into v has the same total depth: the seed's constraint for every join at once, global by
   construction (FIG. 12's order problem cannot occur);
-* capacity mode: ``tau[v] - y[e] <= existing inserted depth`` (the edge holds at least
-  the level difference) and ``tau[v] - tau[u] >= latency_u`` (it is at least the
-  latency): no cycle of the pipeline then runs slower than one batch per step;
+* capacity mode: ``tau[v] - y[e] <= existing inserted depth``: the edge holds at least
+  the level difference, which is at least the latency (next row), so no cycle of the
+  pipeline runs slower than one batch per step;
 * both modes: ``tau[v] - tau[u] >= latency_u`` (a buffer holds every batch its producer
-  has in flight; only binding when a stage takes more than one step);
+  has in flight; in equal mode only binding when a stage takes more than one step);
 * blocks: ``block_bytes * pmu_b >= bytes_b * (x[b] - tau[u])`` and the same for inserted
   buffers, with integer pmu; the objective is the sum of pmu [0181], [0186].
 

@@ -4,6 +4,9 @@ Joins are taken one at a time in a given order; at each, every input path shallo
 the deepest is raised to it by tuning its buffer next to the join ("increase the lesser
 total depth", [0163]). A buffer shared by two joins is raised for one and may leave the
 other unbalanced: with joins (J2, J1) on FIG. 12, b2 goes 3 -> 4 -> 5 and J2 keeps b3 at 4.
+
+Like the pass, it first deepens every buffer shallower than its producer's latency (a
+buffer holds the batches in flight), so that the two spend blocks on the same model.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Sequence
 from ..errors import ConfigError
 from .graph import PipelineGraph
 from .memory import graph_blocks
-from .paths import path_totals, unbalanced_joins
+from .paths import unbalanced_joins
 
 __all__ = ["GreedyResult", "greedy"]
 
@@ -36,15 +39,25 @@ def greedy(graph: PipelineGraph, order: Sequence[str] | None = None, *,
     for j in order:
         if j not in graph.joins:
             raise ConfigError(f"greedy: {j!r} is not a join of the graph")
-    depths = {b: buf.depth for b, buf in graph.buffers.items()}
-    g = graph
+    depths = {b: max(buf.depth, graph.latency(buf.producer)) if buf.tunable else buf.depth
+              for b, buf in graph.buffers.items()}
     for j in order:
-        hi = path_totals(g)
-        arrivals = {b: hi[g.producer(b)][1] + g.capacity(b, j) for b in g.inputs[j]}
+        hi = _latest_arrivals(graph, depths)
+        arrivals = {b: hi[graph.producer(b)] + depths[b] + graph.inserted_depth(b, j)
+                    for b in graph.inputs[j]}
         top = max(arrivals.values())
         for b, a in arrivals.items():
-            if a < top and g.buffers[b].tunable:
+            if a < top and graph.buffers[b].tunable:
                 depths[b] += top - a
-        g = graph.rewritten(depths=depths)
+    g = graph.rewritten(depths=depths)
     return GreedyResult(g, depths, graph_blocks(g, block_bytes) - graph_blocks(graph, block_bytes),
                         unbalanced_joins(g))
+
+
+def _latest_arrivals(graph: PipelineGraph, depths: dict[str, int]) -> dict[str, int]:
+    """The largest total depth over the paths into each node, with the given depths."""
+    hi: dict[str, int] = {}
+    for v in graph.order:
+        hi[v] = max((hi[graph.producer(b)] + depths[b] + graph.inserted_depth(b, v)
+                     for b in graph.inputs[v]), default=getattr(graph.nodes[v], "offset", 0))
+    return hi

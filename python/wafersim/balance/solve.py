@@ -83,46 +83,58 @@ def balance(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int = 1,
         return out
 
     linear = linear_cost(graph, opts)
-    tunable, _ = actions(graph, opts)
     if opts.solver == "milp" or (opts.solver == "auto" and not linear):
-        prob = LevelProblem(graph, opts, "blocks")
-        res = timed(_solve, prob, True, opts.time_limit)
-        if res.x is None:
-            _no_solution(graph, opts, res)
-        caps, cost, bound, status, used = _caps_from_blocks(prob, res.x), res.fun, res.bound, res.status, "milp"
-        if opts.cross_check and linear:
-            lp = LevelProblem(graph, opts, "bytes")
-            lres = timed(_solve, lp, False, opts.time_limit)
-            if lres.x is None:
-                _no_solution(graph, opts, lres)
-            if cost > lres.fun + _TOL:
-                notes.append(f"the MIP reported {cost:g} blocks as {status}; the exact LP "
-                             f"found {lres.fun:g}: using the LP's answer")
-                caps, cost, used, status = _caps_from_levels(lp, lres.x), lres.fun, "lp (cross-check)", "optimal"
-            elif lres.fun > cost + _TOL:
-                raise WaferError(f"internal: the LP ({lres.fun:g}) is worse than the MIP "
-                                 f"({cost:g}) on a linear instance", category="internal")
-            bound = max(min(bound, cost), lres.fun)
+        caps, bound, status, used = _by_milp(graph, opts, linear, timed, notes)
     else:
-        lp = LevelProblem(graph, opts, "bytes")
-        res = timed(_solve, lp, False, opts.time_limit)
-        if res.x is None:
-            _no_solution(graph, opts, res)
-        caps, bound, used = _caps_from_levels(lp, res.x), res.fun, "lp"
-        status = "optimal" if linear else "heuristic"
-        if status == "heuristic":
-            notes.append("the linear model ignores rounding to whole blocks; "
-                         "solver='milp' may need fewer blocks")
+        caps, bound, status, used = _by_lp(graph, opts, linear, timed, notes)
 
     tidy = LevelProblem(graph, opts, "tidy", caps)
     tres = timed(_solve, tidy, False, opts.time_limit)
     if tres.x is None:
         raise WaferError(f"internal: the clean-up LP failed ({tres.message})", category="internal")
     result = _decode(graph, opts, tidy, tres.x)
-    fixed = graph_blocks(graph, opts.block_bytes) - sum(
-        blocks(b.depth, b.bytes_per_batch, opts.block_bytes) for b in tunable)
+    fixed = graph_blocks(graph, opts.block_bytes) - sum(  # blocks outside the objective
+        blocks(b.depth, b.bytes_per_batch, opts.block_bytes) for b in actions(graph, opts)[0])
     return _finish(graph, opts, result, status=status, solver=used, seconds=seconds,
                    lower_bound=math.ceil(bound + fixed - _TOL), notes=notes)
+
+
+# ---- the cost: which depths to buy ---------------------------------------------------------
+def _by_milp(graph, opts, linear: bool, timed, notes: list) -> tuple:
+    """(caps, lower bound, status, solver) from the MIP, cross-checked by the LP where the
+    LP is exact."""
+    prob = LevelProblem(graph, opts, "blocks")
+    res = timed(_solve, prob, True, opts.time_limit)
+    if res.x is None:
+        _no_solution(graph, opts, res)
+    caps, cost, bound, status, used = _caps_from_blocks(prob, res.x), res.fun, res.bound, res.status, "milp"
+    if opts.cross_check and linear:
+        lp = LevelProblem(graph, opts, "bytes")
+        lres = timed(_solve, lp, False, opts.time_limit)
+        if lres.x is None:
+            _no_solution(graph, opts, lres)
+        if cost > lres.fun + _TOL:
+            notes.append(f"the MIP reported {cost:g} blocks as {status}; the exact LP "
+                         f"found {lres.fun:g}: using the LP's answer")
+            caps, cost, used, status = _caps_from_levels(lp, lres.x), lres.fun, "lp (cross-check)", "optimal"
+        elif lres.fun > cost + _TOL:
+            raise WaferError(f"internal: the LP ({lres.fun:g}) is worse than the MIP "
+                             f"({cost:g}) on a linear instance", category="internal")
+        bound = max(min(bound, cost), lres.fun)
+    return caps, bound, status, used
+
+
+def _by_lp(graph, opts, linear: bool, timed, notes: list) -> tuple:
+    """(caps, lower bound, status, solver) from the LP: exact when linear, else a
+    heuristic that ignores rounding to blocks."""
+    lp = LevelProblem(graph, opts, "bytes")
+    res = timed(_solve, lp, False, opts.time_limit)
+    if res.x is None:
+        _no_solution(graph, opts, res)
+    if not linear:
+        notes.append("the linear model ignores rounding to whole blocks; "
+                      "solver='milp' may need fewer blocks")
+    return _caps_from_levels(lp, res.x), res.fun, "optimal" if linear else "heuristic", "lp"
 
 
 # ---- solver calls -----------------------------------------------------------------------

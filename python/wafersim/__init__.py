@@ -26,9 +26,10 @@ from .wafer_pes import WaferPE
 from . import noc
 from . import kernels
 
-# Training (nn, mapping, train) loads on first use: `import wafersim` stays as quick as it
-# was for fabric and kernel work.
+# Training (nn, mapping, train) and buffer balancing load on first use: `import wafersim`
+# stays as quick as it was for fabric and kernel work.
 _LAZY = {"nn": ("nn", None), "mapping": ("mapping", None), "train": ("train", None),
+         "balance": ("balance", None),
          "map": ("mapping", "map_model"), "Plan": ("mapping", "Plan"),
          "Trainer": ("train", "Trainer"), "History": ("train", "History")}
 
@@ -76,6 +77,7 @@ __all__ = [
     "train",
     "Trainer",
     "History",
+    "balance",
     "Wafer",
     "RouterView",
     "WaferPE",

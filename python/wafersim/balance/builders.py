@@ -1,0 +1,214 @@
+"""Ways to build a :class:`PipelineGraph` other than by hand: from plain stage and buffer
+records (what a mapped model provides), from a dict, and from a small text form.
+
+Text form, one item per line (``#`` starts a comment)::
+
+    load   src            [offset=0] [latency=1]
+    stage  s1             [latency=1]
+    buffer b1 src -> s1,j depth=2 [bytes=4096] [fixed]
+    insert b1 -> j depth=1
+
+Nodes a buffer names without a ``load``/``stage`` line are created: a load if no buffer
+feeds them, else a stage of latency 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from ..errors import ConfigError
+from .graph import Buffer, InsertedBuffer, Load, PipelineGraph, Stage
+
+__all__ = ["from_stages", "from_dict", "from_text", "to_text"]
+
+_NODE_KEYS = {"name", "latency", "offset", "load"}
+_BUFFER_KEYS = {"name", "producer", "consumers", "depth", "bytes_per_batch", "tunable"}
+
+
+def _get(record: Any, key: str, default=None):
+    if isinstance(record, Mapping):
+        return record.get(key, default)
+    return getattr(record, key, default)
+
+
+def _check_keys(record: Any, allowed: set[str], what: str) -> None:
+    if isinstance(record, Mapping):
+        unknown = sorted(set(record) - allowed)
+        if unknown:
+            raise ConfigError(f"{what}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                              f"expected some of {', '.join(sorted(allowed))}")
+
+
+def from_stages(stages: Iterable[Any], buffers: Iterable[Any],
+                inserts: Iterable[Any] = ()) -> PipelineGraph:
+    """The generic builder: a graph from plain records (mappings or objects with attributes).
+
+    This is what a builder "from a mapped model" calls. Such a builder walks the placed
+    layer blocks of one section cut and provides:
+
+    * one stage record per layer block: ``name``, ``latency`` (steps from the block
+      firing on a batch to its output being readable downstream, at least 1), and
+      ``load=True`` plus ``offset`` for the blocks fed straight from the host or off-chip
+      memory (the offset is the step before its first batch can enter);
+    * one buffer record per block-to-block edge: ``name``, ``producer``, ``consumers``
+      (several for a fork such as a residual skip or Q/K/V), ``depth`` (batches its PE
+      memory holds today), ``bytes_per_batch`` (bytes of one batch of activations on that
+      edge: what sizes its memory blocks) and ``tunable=False`` for memory already placed;
+    * the fork and join structure follows from the records: a stage reading several
+      buffers is a join (residual add, attention product).
+
+    The pass's ``block_bytes`` is then the bytes of PE memory one block gives to buffering.
+    """
+    nodes = []
+    for s in stages:
+        _check_keys(s, _NODE_KEYS, f"stage {_get(s, 'name')!r}")
+        name = _get(s, "name")
+        latency = _get(s, "latency", 1)
+        if _get(s, "load", False):
+            nodes.append(Load(name, offset=_get(s, "offset", 0), latency=latency))
+        else:
+            if _get(s, "offset") not in (None, 0):
+                raise ConfigError(f"stage {name!r}: only a load has an offset")
+            nodes.append(Stage(name, latency=latency))
+    bufs = []
+    for b in buffers:
+        name = _get(b, "name")
+        _check_keys(b, _BUFFER_KEYS, f"buffer {name!r}")
+        if _get(b, "depth") is None:
+            raise ConfigError(f"buffer {name!r} has no depth")
+        bufs.append(Buffer(name, _get(b, "producer"), _get(b, "consumers"), _get(b, "depth"),
+                           bytes_per_batch=_get(b, "bytes_per_batch", 1),
+                           tunable=_get(b, "tunable", True)))
+    ins = [InsertedBuffer(_get(i, "buffer"), _get(i, "consumer"), _get(i, "depth"))
+           for i in inserts]
+    return PipelineGraph(nodes, bufs, ins)
+
+
+def from_dict(spec: Mapping[str, Any]) -> PipelineGraph:
+    """A graph from a dict::
+
+        {"loads": {"src": {"offset": 0}},            # or a list of names
+         "stages": {"s1": {"latency": 1}, "j": {}},  # or a list of names
+         "buffers": {"b1": {"from": "src", "to": ["s1", "j"], "depth": 2,
+                            "bytes": 4096, "tunable": True}},
+         "inserts": [{"buffer": "b1", "consumer": "j", "depth": 1}]}
+
+    Nodes only named by buffers are created (a load if nothing feeds them, else a stage).
+    """
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"a graph spec must be a dict, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - {"loads", "stages", "buffers", "inserts"})
+    if unknown:
+        raise ConfigError(f"graph spec: unknown key(s) {', '.join(map(repr, unknown))}")
+
+    def named(section: str) -> dict[str, dict]:
+        items = spec.get(section, {})
+        if isinstance(items, Mapping):
+            return {k: dict(v or {}) for k, v in items.items()}
+        return {k: {} for k in items}
+
+    stages = [{"name": k, "load": True, **v} for k, v in named("loads").items()]
+    stages += [{"name": k, **v} for k, v in named("stages").items()]
+    buffers = []
+    for name, b in named("buffers").items():
+        unknown = sorted(set(b) - {"from", "to", "depth", "bytes", "tunable"})
+        if unknown:
+            raise ConfigError(f"buffer {name!r}: unknown key(s) {', '.join(map(repr, unknown))}"
+                              f"; expected from, to, depth, bytes, tunable")
+        buffers.append({"name": name, "producer": b.get("from"), "consumers": b.get("to"),
+                        "depth": b.get("depth"), "bytes_per_batch": b.get("bytes", 1),
+                        "tunable": b.get("tunable", True)})
+    return from_stages(_add_implicit_nodes(stages, buffers), buffers, spec.get("inserts", ()))
+
+
+def _add_implicit_nodes(stages: list[dict], buffers: list[dict]) -> list[dict]:
+    declared = {s["name"] for s in stages}
+    fed = {c for b in buffers for c in _as_tuple(b["consumers"])}
+    implicit = []
+    for b in buffers:
+        for v in (b["producer"], *_as_tuple(b["consumers"])):
+            if isinstance(v, str) and v and v not in declared:
+                declared.add(v)
+                implicit.append({"name": v, "load": v not in fed})
+    return stages + implicit
+
+
+def _as_tuple(x) -> tuple:
+    return () if x is None else (x,) if isinstance(x, str) else tuple(x)
+
+
+def _int(text: str, where: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{where}: {text!r} is not an integer") from None
+
+
+def _options(tokens: list[str], allowed: set[str], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for tok in tokens:
+        if tok == "fixed" and "fixed" in allowed:
+            out["fixed"] = True
+            continue
+        key, eq, value = tok.partition("=")
+        if not eq or key not in allowed or key == "fixed":
+            raise ConfigError(f"{where}: cannot read {tok!r}; expected "
+                              f"{', '.join(sorted(k + ('' if k == 'fixed' else '=N') for k in allowed))}")
+        out[key] = _int(value, where)
+    return out
+
+
+def from_text(text: str) -> PipelineGraph:
+    """A graph from the text form of the module docstring."""
+    spec: dict[str, dict] = {"loads": {}, "stages": {}, "buffers": {}}
+    inserts = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        where = f"line {lineno} ({line!r})"
+        kind, *rest = line.split()
+        if kind in ("load", "stage"):
+            if not rest:
+                raise ConfigError(f"{where}: a {kind} needs a name")
+            allowed = {"offset", "latency"} if kind == "load" else {"latency"}
+            spec[kind + "s"][rest[0]] = _options(rest[1:], allowed, where)
+        elif kind == "buffer":
+            if len(rest) >= 2 and rest[1] == "->":
+                raise ConfigError(f"{where}: buffer {rest[0]!r} has no producer")
+            if len(rest) < 4 or rest[2] != "->":
+                raise ConfigError(f"{where}: expected 'buffer NAME PRODUCER -> CONSUMER[,...] "
+                                  f"depth=N [bytes=N] [fixed]'")
+            name, producer, _, consumers, *opts = rest
+            o = _options(opts, {"depth", "bytes", "fixed"}, where)
+            if name in spec["buffers"]:
+                raise ConfigError(f"{where}: buffer {name!r} is declared twice")
+            spec["buffers"][name] = {"from": producer, "to": consumers.split(","),
+                                     "depth": o.get("depth"), "bytes": o.get("bytes", 1),
+                                     "tunable": not o.get("fixed", False)}
+        elif kind == "insert":
+            if len(rest) < 3 or rest[1] != "->":
+                raise ConfigError(f"{where}: expected 'insert BUFFER -> CONSUMER depth=N'")
+            o = _options(rest[3:], {"depth"}, where)
+            inserts.append({"buffer": rest[0], "consumer": rest[2], "depth": o.get("depth")})
+        else:
+            raise ConfigError(f"{where}: a line starts with load, stage, buffer or insert")
+    spec["inserts"] = inserts
+    return from_dict(spec)
+
+
+def to_text(graph: PipelineGraph) -> str:
+    """The text form of ``graph`` (what :func:`from_text` reads back)."""
+    lines = []
+    for v in graph.nodes.values():
+        if isinstance(v, Load):
+            lines.append(f"load {v.name} offset={v.offset} latency={v.latency}")
+        else:
+            lines.append(f"stage {v.name} latency={v.latency}")
+    for b in graph.buffers.values():
+        fixed = "" if b.tunable else " fixed"
+        lines.append(f"buffer {b.name} {b.producer} -> {','.join(b.consumers)} "
+                     f"depth={b.depth} bytes={b.bytes_per_batch}{fixed}")
+    for ins in graph.inserts.values():
+        lines.append(f"insert {ins.buffer} -> {ins.consumer} depth={ins.depth}")
+    return "\n".join(lines) + "\n"

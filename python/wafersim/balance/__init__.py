@@ -8,7 +8,10 @@ model to check it. Pure Python over scipy's HiGHS; no dependency on the wafer.
   with the fewest memory blocks, as a MIP (levels formulation) or an LP (linear cost);
 * references: :func:`brute_force` (the oracle) and :func:`greedy` (FIG. 12's foil);
 * the pipeline model (:func:`simulate`) and predicted intervals (:func:`steady_interval`,
-  :func:`join_intervals`), :func:`unbalanced_joins` (the seed's path-depth test).
+  :func:`join_intervals`), :func:`unbalanced_joins` (the seed's path-depth test);
+* a mapped model's graph (:func:`model_graph`, ``Plan.pipeline_graph()``), the skip depths
+  ``ws.map`` uses by default (:func:`balanced_skip_depths`) and the wafer's predicted
+  cycles per sample (:func:`predicted_cycles`).
 
 See docs/balance.md.
 """
@@ -20,6 +23,7 @@ from .errors import BudgetError, InfeasibleError
 from .graph import Buffer, InsertedBuffer, Load, PipelineGraph, Stage
 from .greedy import GreedyResult, greedy
 from .interval import full_rate, join_intervals, steady_interval
+from .mapped import balanced_skip_depths, model_graph, predicted_cycles
 from .memory import blocks, graph_blocks
 from .options import MODES, SOLVERS, BalanceOptions
 from .paths import path_totals, unbalanced_joins
@@ -36,5 +40,5 @@ __all__ = [
     "brute_force", "BruteForce", "greedy", "GreedyResult",
     "simulate", "PipelineRun", "steady_interval", "join_intervals", "full_rate",
     "path_totals", "unbalanced_joins", "blocks", "graph_blocks",
-    "random_graph", "examples",
+    "random_graph", "examples", "model_graph", "balanced_skip_depths", "predicted_cycles",
 ]

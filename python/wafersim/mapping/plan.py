@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from ..asm import Program, assemble, disassemble
+from ..balance.mapped import balanced_skip_depths, check_skip_depth
 from ..errors import ConfigError, ProgramError
 from ..nn.sequential import DenseLayer, Sequential
 from . import task_ids as T
@@ -34,16 +35,17 @@ class Plan:
     """A model mapped onto a wafer: blocks, colors, routes and one program per PE."""
 
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
-                 dtype: str, slots: int, skip_depth: int = 1):
+                 dtype: str, slots: int, skip_depths: dict[int, int] | None = None):
         self.model = model
         self.wafer = wafer
         self.layers = blocks
         self.colors = colors
         self.dtype = dtype
         self.slots = slots
-        self.skip_depth = skip_depth
         #: (first, join) layer indices of every residual block
         self.residuals = residual_blocks([b.dense for b in blocks])
+        #: join layer -> skip vectors its finalizers' FIFOs hold
+        self.skip_depths = {j: (skip_depths or {}).get(j, 1) for _, j in self.residuals}
         self.specs: dict[tuple[int, int], PeSpec] = {}
         self.programs: dict[tuple[int, int], Program] = {}
         self.routes = mapping_routes(blocks, colors, wafer.cols)
@@ -110,7 +112,8 @@ class Plan:
             if any(p - 1 == b.index for p, _ in self.residuals):
                 extra["skip_out"] = col["S"]
             if any(j == b.index for _, j in self.residuals):
-                extra.update(skip_in=col["S"], skip_depth=self.skip_depth, skip_back=col["B"])
+                extra.update(skip_in=col["S"], skip_depth=self.skip_depths[b.index],
+                             skip_back=col["B"])
         if c == b.cols - 1 and any(p == b.index for p, _ in self.residuals):
             extra["skip_grad_in"] = col["B"]
         return PeSpec(layer=b.index, last=b.index == L - 1, row=r, col=c, rows=b.rows,
@@ -152,6 +155,14 @@ class Plan:
             f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does not fit: PE ({r}, "
             f"{c}) of its {b.rows} x {b.cols} block needs {need} data bytes, a PE has {limit}; "
             f"use more PEs (blocks=), fewer slots or dtype='fp16'")
+
+    def pipeline_graph(self):
+        """The stage-level pipeline graph of this mapping (``ws.balance``): a stage per
+        layer block, a buffer per edge, each residual's skip FIFO at its depth."""
+        from ..balance.mapped import model_graph
+
+        return model_graph([b.dense for b in self.layers], self.skip_depths,
+                           4 if self.dtype == "fp32" else 2)
 
     def listing(self, layer: int, pe) -> str:
         """Disassembly of the program of ``layer``'s PE ``pe`` = (row, col) within its block:
@@ -293,7 +304,7 @@ class Plan:
                 if j == b.index:
                     lines.append(f"    joins the residual block of layers {p}..{j}: y = f(x) + x "
                                  f"with x from layer {p - 1}'s finalizers, a FIFO of "
-                                 f"{self.skip_depth} skip vector(s) per finalizer")
+                                 f"{self.skip_depths[j]} skip vector(s) per finalizer")
             ins, outs = b.in_groups, b.out_groups
             lines.append(f"    PE (r, c) holds W[O_c, I_r]: {len(ins)} input groups of "
                          f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
@@ -319,9 +330,11 @@ class Plan:
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{b.rows}x{b.cols}" for b in self.layers)
+        res = ""
         if self.residuals:
-            shapes += f"; {len(self.residuals)} residual block(s), skip depth {self.skip_depth}"
-        return f"Plan({len(self.layers)} layers on {shapes} PEs, {self.dtype})"
+            depths = ", ".join(str(d) for d in self.skip_depths.values())
+            res = f", {len(self.residuals)} residual block(s) with skip depth {depths}"
+        return f"Plan({len(self.layers)} layers on {shapes} PEs{res}, {self.dtype})"
 
 
 def _params(model, blocks) -> list[tuple[np.ndarray, np.ndarray | None]]:
@@ -359,7 +372,7 @@ def _origin(origin) -> tuple[int, int]:
 
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
-              slots: int | None = None, skip_depth: int = 1) -> Plan:
+              slots: int | None = None, skip_depth="balanced") -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -369,7 +382,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     * ``dtype``: "fp32" or "fp16" (weights, activations, partial sums, deltas).
     * ``slots``: samples a PE can hold in flight (activation slots); default 2 x layers
       (SGD uses one; mini-batches stream up to this many through the pipeline).
-    * ``skip_depth``: skip vectors the join of a residual block holds (its FIFO), 1..64.
+    * ``skip_depth``: skip vectors the join of a residual block holds (its FIFO): 1..64,
+      a {join layer: depth} dict, or "balanced" (the depth ``ws.balance`` chooses so that
+      the join does not stall the pipeline; docs/balance.md, "On the wafer").
     """
     from ..wafer import Wafer
 
@@ -391,15 +406,17 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         slots = 2 * len(dense)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
         raise ConfigError(f"slots must be an integer 1..64, got {slots!r}")
-    if isinstance(skip_depth, bool) or not isinstance(skip_depth, numbers.Integral) or not 1 <= skip_depth <= 64:
-        raise ConfigError(f"skip_depth must be an integer 1..64, got {skip_depth!r}")
     r0, c0 = _origin(origin)
     esize = 4 if dtype == "fp32" else 2
+    skip_depths = check_skip_depth(skip_depth, dense)
+    if skip_depths == "balanced":
+        skip_depths = balanced_skip_depths(dense, esize)
+    deepest = max(skip_depths.values(), default=1)
     data_bytes = (wafer._core.ce_config.data_bytes if wafer is not None else 32768)
     if blocks is None:
         shapes = choose_blocks(dense, esize, int(slots), data_bytes,
                                max_rows=(wafer.rows - r0) if wafer is not None else None,
-                               skip_depth=int(skip_depth))
+                               skip_depth=deepest)
     else:
         shapes = check_shapes(dense, blocks)
     width = sum(c for _, c in shapes)
@@ -444,6 +461,6 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for p in (p for b in layer_blocks for p in b.points()):
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
-    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), int(skip_depth))
+    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths)
     plan.load()
     return plan

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..mapping import task_ids as T
 from ..mapping.pe_program import PASSES
 
 __all__ = ["TrainStats"]
+
+_CLOSEOUTS = (T.F_CLOSE, T.F_CLOSE_END)
 
 
 class TrainStats:
@@ -22,6 +25,8 @@ class TrainStats:
     * ``skipped()``: per layer, activations and deltas that were zero and never sent
       [0400], [0408];
     * ``traffic()``: link traversals per color role; ``memory()``: bytes per PE;
+    * ``stage_times()``: with ``Trainer(timeline=True)``, per layer, the cycle at which it
+      had each sample's inputs (its first finalizer's closeout task started);
     * ``completions``: for the samples of the last ``fit`` epoch, ``evaluate`` or
       ``predict`` stream, the cycle (since the stream started) at which each sample's last
       output reached the host; ``steady_interval()``: cycles per sample in the steady
@@ -38,6 +43,7 @@ class TrainStats:
         self.samples_inferred = 0
         self.pass_cycles: dict[str, int] = {}
         self.completions = np.zeros(0, dtype=np.int64)
+        self._stage_starts: dict[int, list[int]] = {}
         self._busy: dict[tuple[int, int], np.ndarray] = {}     # per PE: busy per pass
         self._tasks: dict[tuple[int, int], dict] = {}
         self._pcs: dict[tuple[int, int], np.ndarray] = {}
@@ -51,6 +57,11 @@ class TrainStats:
             tasks = self._tasks.setdefault(pe, {})
             for k, v in s["tasks_started"].items():
                 tasks[k] = tasks.get(k, 0) + v
+            spans = s.get("task_spans")
+            spec = self.plan.specs.get(pe)
+            if spans is not None and spec is not None and spec.row == 0 and spec.col == 0:
+                starts = self._stage_starts.setdefault(spec.layer, [])
+                starts.extend(int(b) for tid, _how, b, _e in spans if tid in _CLOSEOUTS)
             prof = s.get("busy_by_pc")
             if prof is not None and pe in self.plan.specs:
                 acc = self._pcs.get(pe)
@@ -60,6 +71,11 @@ class TrainStats:
     @property
     def cycles_per_sample(self) -> float:
         return self.train_cycles / self.samples_trained if self.samples_trained else float("nan")
+
+    def stage_times(self) -> dict[int, np.ndarray]:
+        """Layer -> the cycles at which it had each sample's inputs, in order (needs
+        ``Trainer(timeline=True)``; every sample the trainer streamed since)."""
+        return {k: np.sort(np.array(v, dtype=np.int64)) for k, v in sorted(self._stage_starts.items())}
 
     def steady_interval(self, warmup: float = 0.5) -> float:
         """Cycles per sample of the last stream, measured between the completions of the

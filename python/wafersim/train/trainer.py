@@ -67,10 +67,13 @@ def _positive(value, name: str, kind=numbers.Real) -> float:
 class Trainer:
     """Trains ``plan``'s network on its wafer. ``numerics``: "fp32" (an fp32 plan),
     "fp16" or "fp16-sr" (an fp16 plan; stochastic rounding of every result [0661]-[0672]).
-    ``seed`` seeds the shuffling and the PEs' random-number generators."""
+    ``seed`` seeds the shuffling and the PEs' random-number generators. ``timeline``: record
+    when every layer starts each sample (``stats().stage_times()``; traces the CEs, which
+    costs some host time)."""
 
     def __init__(self, plan: Plan, algo: str = "sgd", lr: float = 0.05, batch_size: int | None = None,
-                 loss=None, numerics: str | None = None, seed: int = 0, progress: bool = True):
+                 loss=None, numerics: str | None = None, seed: int = 0, progress: bool = True,
+                 timeline: bool = False):
         if not isinstance(plan, Plan):
             raise ConfigError(f"Trainer takes the Plan that ws.map returned, got {type(plan).__name__}")
         if algo not in ALGOS:
@@ -105,6 +108,10 @@ class Trainer:
         self._pending = None          # a forward() waiting for delta()
         self._grad_dirty = False      # delta() ran, chain() did not
         self.stats_ = TrainStats(plan)
+        if not isinstance(timeline, (bool, np.bool_)):
+            raise ConfigError(f"timeline must be True or False, got {timeline!r}")
+        if timeline:
+            plan.wafer._core.set_ce_trace(True)
         self._configure_numerics()
 
     def __repr__(self) -> str:

@@ -1,5 +1,6 @@
 """Plots of a mapped network and its training: where the layers and routes are, which PEs
-were busy in each pass, the traffic on the links, and the loss and accuracy per epoch.
+were busy in each pass, the traffic on the links, the loss and accuracy per epoch, and
+when each layer took each sample.
 
 Row 0 is drawn at the bottom (``origin="lower"``), as in the other wafersim plots.
 """
@@ -21,12 +22,13 @@ from ..layout import STEP
 from ._axes import axes
 from .fabric_plots import link_heatmap
 
-__all__ = ["plot_placement", "plot_busy", "plot_link_traffic", "plot_history"]
+__all__ = ["plot_placement", "plot_busy", "plot_link_traffic", "plot_history",
+           "plot_stage_timeline"]
 
 # nine distinct tab10 colors (gray is left for the grid and the ports); related roles get
 # related hues: blue/cyan, orange/brown, red/pink, purple/olive
 _ROLE_SHADE = {"A0": "C0", "A1": "C9", "P0": "C1", "P1": "C5", "D": "C2", "H0": "C3",
-               "H1": "C6", "J0": "C4", "J1": "C8"}
+               "H1": "C6", "J0": "C4", "J1": "C8", "S": "black", "B": "darkgoldenrod"}
 _LINKS = ("E", "W", "N", "S")
 
 
@@ -177,4 +179,30 @@ def plot_history(history, ax=None):
         # below the axes: inside, the curves of either axis could hide behind it
         right.legend(handles=lines, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
                      fontsize=8, frameon=False)
+    return fig
+
+
+def plot_stage_timeline(stage_times, ax=None, samples=None, title="When each layer takes each sample"):
+    """A stage timeline: one line per sample through the cycles at which each layer had
+    its inputs (``TrainStats.stage_times()``, a {layer: cycles} dict); ``samples``: the
+    sample numbers to draw (default: the first 12). Where a layer waits, its lines spread
+    apart."""
+    times = {int(k): np.asarray(v) for k, v in dict(stage_times).items()}
+    if not times:
+        raise ConfigError("no stage times: train or predict with ws.Trainer(..., timeline=True)")
+    n = min(len(v) for v in times.values())
+    picks = list(range(min(n, 12))) if samples is None else [int(k) for k in samples]
+    if any(not 0 <= k < n for k in picks):
+        raise ConfigError(f"samples must be in 0..{n - 1}, got {picks}")
+    fig, ax = axes(ax, figsize=(7.0, 3.4))
+    layers = sorted(times)
+    cmap = colormaps["viridis"]
+    t0 = min(times[l][k] for l in layers for k in picks)
+    for i, k in enumerate(picks):
+        xs = [times[l][k] - t0 for l in layers]
+        ax.plot(xs, layers, "-o", ms=3, lw=1, color=cmap(i / max(len(picks) - 1, 1)))
+    ax.set_xlabel(f"cycle - {t0}")
+    ax.set_ylabel("layer")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title)
     return fig

@@ -1,0 +1,110 @@
+"""The pipeline graph of a model mapped onto the wafer, and the skip depths the pass
+chooses for it.
+
+One section cut per model: the host's input stream is the load, every layer block is a
+stage (latency one step: a block takes a sample while its predecessor starts the next),
+and every block-to-block edge is a buffer of depth 1 (a block admits the next sample when
+it has finished the last: one sample waits at its input). Those are fixed by the mapping.
+A residual block adds its skip: a buffer from the fork (the layer before the block) to the
+join (the block's last layer) whose depth is the FIFO of the join's finalizers
+(``ws.map(..., skip_depth=)``), the one thing the pass may change. Its bytes per batch are
+the block's whole input vector: the FIFO slots of all the join's finalizers together.
+
+Steps are samples: a step lasts as long as the slowest block takes per sample, so the
+model's interval in steps times that service time predicts the wafer's steady cycles per
+sample (:func:`predicted_cycles`). The model is conservative: on the wafer a block starts
+on a sample while its predecessor is still sending it (wavelets stream), and the router
+queues along the skip route hold a few more wavelets than the FIFO (docs/balance.md).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..errors import ConfigError
+from .builders import from_stages
+from .graph import PipelineGraph
+from .solve import balance
+
+__all__ = ["model_graph", "skip_buffer", "balanced_skip_depths", "predicted_cycles",
+           "check_skip_depth", "WAFER_BLOCK_BYTES"]
+
+#: Bytes of PE data memory the wafer counts as one block (the seed's PMU) by default.
+WAFER_BLOCK_BYTES = 256
+
+
+def skip_buffer(join: int) -> str:
+    """Name of the skip buffer of the residual block that joins at layer ``join``."""
+    return f"skip{join}"
+
+
+def model_graph(dense, skip_depths: dict[int, int] | None = None, esize: int = 4) -> PipelineGraph:
+    """The pipeline graph of mapped layers ``dense`` (a model's ``dense_layers()``, or a
+    Plan's ``[b.dense for b in plan.layers]``). ``skip_depths``: FIFO depth per join layer
+    (default 1); ``esize``: bytes per value (4 for fp32, 2 for fp16)."""
+    skip_depths = dict(skip_depths or {})
+    stages = [{"name": "input", "load": True}]
+    buffers = [{"name": "in", "producer": "input", "consumers": ["L0"], "depth": 1,
+                "bytes_per_batch": dense[0].n_in * esize, "tunable": False}]
+    for i, d in enumerate(dense):
+        stages.append({"name": f"L{i}"})
+        if i > 0:
+            buffers.append({"name": f"a{i}", "producer": f"L{i - 1}", "consumers": [f"L{i}"],
+                            "depth": 1, "bytes_per_batch": d.n_in * esize, "tunable": False})
+        if d.skip_from is not None:
+            depth = skip_depths.get(i, 1)
+            buffers.append({"name": skip_buffer(i), "producer": f"L{d.skip_from - 1}",
+                            "consumers": [f"L{i}"], "depth": int(depth),
+                            "bytes_per_batch": d.n_out * esize, "tunable": True})
+    return from_stages(stages, buffers)
+
+
+def balanced_skip_depths(dense, esize: int = 4, *, mode: str = "equal",
+                         block_bytes: int = WAFER_BLOCK_BYTES) -> dict[int, int]:
+    """Join layer -> the skip FIFO depth the balancing pass chooses (tuned depth plus any
+    buffer it inserts on the skip edge)."""
+    joins = [i for i, d in enumerate(dense) if d.skip_from is not None]
+    if not joins:
+        return {}
+    res = balance(model_graph(dense, esize=esize), mode=mode, block_bytes=block_bytes)
+    out = {}
+    for j in joins:
+        name = skip_buffer(j)
+        extra = sum(ins.depth for ins in res.inserted if ins.buffer == name)
+        out[j] = res.depths[name] + extra
+    return out
+
+
+def predicted_cycles(interval_steps: float, service_cycles) -> float:
+    """The wafer's steady cycles per sample the model predicts: its interval in steps
+    times the longest per-sample service time of a block (``service_cycles``: per block,
+    the busy cycles per sample of its busiest PE, e.g. from ``TrainStats.busy()``)."""
+    worst = max(float(c) for c in service_cycles)
+    if not worst > 0:
+        raise ConfigError("service_cycles must hold the busy cycles per sample of every block")
+    return float(interval_steps) * worst
+
+
+def check_skip_depth(value, dense) -> dict[int, int] | str:
+    """``ws.map``'s skip_depth: an integer 1..64 for every join, a {join layer: depth}
+    dict, or "balanced"."""
+    joins = [i for i, d in enumerate(dense) if d.skip_from is not None]
+    if isinstance(value, str):
+        if value != "balanced":
+            raise ConfigError(f"skip_depth must be 'balanced', an integer 1..64 or a dict "
+                              f"{{join layer: depth}}, got {value!r}")
+        return value
+
+    def one(v, what):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= v <= 64:
+            raise ConfigError(f"{what} must be an integer 1..64, got {v!r}")
+        return int(v)
+
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(joins), key=str)
+        if unknown:
+            raise ConfigError(f"skip_depth names layer(s) {unknown}, which join no residual "
+                              f"block (joins: {joins})")
+        return {j: one(value.get(j, 1), f"skip_depth[{j}]") for j in joins}
+    depth = one(value, "skip_depth")
+    return {j: depth for j in joins}

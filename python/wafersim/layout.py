@@ -33,6 +33,7 @@ __all__ = [
     "Topology",
     "Rect",
     "direction_index",
+    "point",
     "path",
     "ROUTING_ALGORITHMS",
 ]
@@ -65,6 +66,19 @@ def direction_index(name, field: str = "direction") -> int:
         if key in DIR_INDEX:
             return DIR_INDEX[key]
     raise ConfigError(f"{field} must be one of {', '.join(DIRECTIONS)}, got {name!r}")
+
+
+def point(p, name: str = "point") -> tuple[int, int]:
+    """``p`` as a (row, col) pair of ints; ConfigError naming ``name`` for anything else
+    (a 3-tuple, floats, a scalar)."""
+    try:
+        r, c = p
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a (row, col) pair, got {p!r}") from None
+    for v in (r, c):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ConfigError(f"{name} must be a (row, col) pair of integers, got {p!r}")
+    return int(r), int(c)
 
 
 @dataclass(frozen=True)
@@ -218,10 +232,11 @@ def path(topo: Topology, src, dst, algorithm: str = "xy") -> list[tuple[int, int
         raise ConfigError(f"algorithm must be one of {', '.join(ROUTING_ALGORITHMS)}, got {algorithm!r}")
     if algorithm == "diag_first" and not topo.has_diagonals:
         raise RouteError("algorithm 'diag_first' needs diagonal links; this fabric is a plain mesh")
+    src, dst = point(src, "src"), point(dst, "dst")
     for name, p in (("src", src), ("dst", dst)):
         if not topo.inside(*p):
-            raise RouteError(f"{name} {tuple(p)} is outside the {topo.rows}x{topo.cols} fabric")
-    out = [tuple(src)]
+            raise RouteError(f"{name} {p} is outside the {topo.rows}x{topo.cols} fabric")
+    out = [src]
     r, c = src
     while True:
         d = _next_dir(topo, algorithm, r, c, dst)

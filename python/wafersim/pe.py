@@ -25,11 +25,11 @@ import numpy as np
 
 from . import _core
 from .asm import Program
-from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, decode_values, encode_values,
-                        int_arg, load_program, read_symbol, trace_events, write_chrome_trace,
-                        write_symbol)
+from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, check_trace_path, decode_values,
+                        encode_values, int_arg, load_program, read_symbol, trace_events,
+                        write_chrome_trace, write_symbol)
 from .defaults import DEFAULTS
-from .errors import ConfigError, WaferError
+from .errors import ConfigError, CycleLimitError
 
 __all__ = ["LonePE", "PICKER_POLICIES", "load_program", "write_symbol", "read_symbol"]
 
@@ -41,6 +41,19 @@ def _mask(colors, name: str) -> int:
     for c in colors:
         m |= 1 << int_arg(f"{name} color", c, 0, 63)
     return m
+
+
+def _wavelet_field(values, name: str, dtype) -> np.ndarray:
+    """A flat contiguous array of one wavelet field, refusing values the field cannot hold
+    (instead of wrapping them around)."""
+    a = np.asarray(values)
+    if a.dtype != bool and a.size and not np.issubdtype(a.dtype, np.integer):
+        raise ConfigError(f"{name} must be integers, got dtype {a.dtype}")
+    hi = 1 if name == "ctrl" else np.iinfo(dtype).max
+    if a.size and (a.min() < 0 or a.max() > hi):
+        bad = a[(a < 0) | (a > hi)].ravel()[0]
+        raise ConfigError(f"{name} must be in 0..{hi}, got {bad}")
+    return np.ascontiguousarray(a.astype(dtype).ravel())
 
 
 class LonePE(CeAccess):
@@ -103,19 +116,19 @@ class LonePE(CeAccess):
     def inject_wavelets(self, color: int, data, *, index=None, ctrl=None, start: int = 0,
                         interval: int = 1) -> int:
         """Queues raw wavelets: 32-bit ``data``, optional 16-bit ``index`` and ``ctrl`` bits."""
-        data = np.ascontiguousarray(np.asarray(data, dtype=np.uint64).astype(np.uint32))
+        data = _wavelet_field(data, "data", np.uint32)
         n = data.size
 
         def per_wavelet(v, dt, name):
             if v is None:
                 return np.zeros(0, dtype=dt)
-            a = np.asarray(v)
-            if a.ndim == 0:
-                a = np.full(n, a)
+            a = _wavelet_field(v, name, dt)
+            if a.size == 1 and np.ndim(v) == 0:
+                a = np.full(n, a[0], dtype=dt)
             if a.size != n:
                 raise ConfigError(f"{name} must be a scalar or have one entry per wavelet ({n}), "
-                                  f"got shape {a.shape}")
-            return np.ascontiguousarray(a.astype(dt))
+                                  f"got shape {np.shape(v)}")
+            return a
 
         self._pe.inject(int_arg("color", color, 0, 63), data, per_wavelet(index, np.uint16, "index"),
                         per_wavelet(ctrl, np.uint8, "ctrl"), int_arg("start", start, 0, 2**63),
@@ -154,15 +167,20 @@ class LonePE(CeAccess):
         """Runs ``cycles`` cycles, or (by default) until the CE is idle and nothing is in
         flight. Returns :meth:`stats`. Raises :class:`wafersim.DeadlockError` (with a
         report of what waits on what) when nothing moved for ``watchdog`` cycles, and
-        :class:`wafersim.WaferError` when ``max_cycles`` pass without finishing.
-        ``trace`` writes a Chrome/Perfetto trace of the task spans."""
+        :class:`wafersim.CycleLimitError` when ``max_cycles`` pass without finishing.
+        ``trace`` writes a Chrome/Perfetto trace of the task spans (its folder is checked
+        before the run). Ctrl-C (SIGINT) stops a run with a ``KeyboardInterrupt``."""
+        if trace is not None:
+            if not self.config.trace:
+                raise ConfigError("tracing is off: create the LonePE with trace=True")
+            trace = check_trace_path(trace)
         if cycles is not None:
             self._pe.run(int_arg("cycles", cycles, 0, 2**63))
         else:
             done = self._pe.run_until_idle(int_arg("max_cycles", max_cycles, 0, 2**63),
                                            int_arg("watchdog", watchdog, 0, 2**63))
             if not done:
-                raise WaferError(f"the PE did not finish within {max_cycles} cycles; "
+                raise CycleLimitError(f"the PE did not finish within {max_cycles} cycles; "
                                  f"pass cycles= to run a fixed number\n{self.describe_wait()}")
         if trace is not None:
             self.write_trace(trace)

@@ -6,6 +6,7 @@ This module only re-exports the public names; each concept lives in its own modu
 from . import _core
 from .errors import (
     ConfigError,
+    CycleLimitError,
     DeadlockError,
     MemoryAccessError,
     ProgramError,
@@ -61,6 +62,7 @@ __all__ = [
     "MemoryAccessError",
     "RouteError",
     "DeadlockError",
+    "CycleLimitError",
     "numerics",
     "asm",
     "tensor",

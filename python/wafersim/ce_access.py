@@ -9,22 +9,23 @@ same C++ object the cycle loop runs) and inherit the accessors of :class:`CeAcce
 from __future__ import annotations
 
 import abc
-
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
 from . import _core
+from ._args import index_arg, int_arg
 from .asm import Program, assemble, disassemble
 from .defaults import DEFAULTS
 from .errors import ConfigError, MemoryAccessError
 from .layout import as_point
-from .values import elements, is_integer
+from .values import elements
 
 __all__ = ["CeAccess", "ce_config", "load_program", "write_symbol", "read_symbol",
            "symbol_values", "encode_values", "decode_values", "trace_events",
-           "write_chrome_trace", "PICKER_POLICIES", "ELEMENT_TYPES"]
+           "write_chrome_trace", "check_trace_path", "PICKER_POLICIES", "ELEMENT_TYPES"]
 
 _p = _core.pe
 
@@ -35,12 +36,6 @@ PICKER_POLICIES = {"round_robin": _p.PickerPolicy.round_robin,
 #: Element types of wavelet payloads and their numpy dtypes.
 ELEMENT_TYPES = {"fp16": np.float16, "i16": np.int16, "u16": np.uint16,
                  "fp32": np.float32, "i32": np.int32, "u32": np.uint32}
-
-
-def int_arg(name, value, lo, hi):
-    if not is_integer(value) or not lo <= int(value) <= hi:
-        raise ConfigError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    return int(value)
 
 
 def ids_of(mask: int) -> set[int]:
@@ -86,8 +81,8 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
     cfg.picker = PICKER_POLICIES[picker]
     cfg.trace = bool(trace)
     cfg.profile = bool(profile)
-    cfg.row, cfg.col = (int_arg(f"position {axis}", v, 0, 2**31 - 1)
-                        for axis, v in zip(("row", "col"), as_point(position, "position")))
+    row, col = as_point(position, "position")
+    cfg.row, cfg.col = int_arg("position row", row, 0, 65535), int_arg("position col", col, 0, 65535)
     if tensor_unit is not None and tensor_unit is not False:
         from .tensor.tensor_unit import TensorUnitConfig, check_config
         t = TensorUnitConfig() if tensor_unit is True else tensor_unit
@@ -222,6 +217,23 @@ def trace_events(stats: dict, pid: int, name: str, task_names: dict[int, str]) -
     return events
 
 
+def check_trace_path(path) -> Path:
+    """``path`` as a Path a trace can be written to, checked before a run spends its time:
+    ConfigError when it is not a path, is a folder, or its folder is missing or read-only."""
+    try:
+        p = Path(path)
+    except TypeError:
+        raise ConfigError(f"trace must be a file path, got {path!r}") from None
+    if p.is_dir():
+        raise ConfigError(f"trace={str(p)!r} is a folder; give a file name")
+    folder = p.parent
+    if not folder.is_dir():
+        raise ConfigError(f"trace={str(p)!r}: the folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"trace={str(p)!r}: the folder {str(folder)!r} is not writable")
+    return p
+
+
 def write_chrome_trace(path: str | Path, events: list[dict]) -> Path:
     """Writes trace events as a JSON file chrome://tracing and Perfetto load."""
     path = Path(path)
@@ -258,19 +270,29 @@ class CeAccess(abc.ABC):
         return read_symbol(self._ce, self._program(), name)
 
     def write_memory(self, address: int, data) -> None:
+        """Copies raw bytes (``bytes`` or any array, by its bytes) to ``address``."""
         buf = np.frombuffer(bytes(data), dtype=np.uint8).copy() if isinstance(data, (bytes, bytearray)) \
             else np.ascontiguousarray(data).view(np.uint8).ravel().copy()
-        self._ce.write_memory(int_arg("address", address, 0, 2**32 - 1), buf)
+        self._ce.write_memory(index_arg("address", address, 0, 2**32 - 1), buf)
 
     def read_memory(self, address: int, nbytes: int) -> np.ndarray:
-        return self._ce.read_memory(int_arg("address", address, 0, 2**32 - 1),
-                                    int_arg("nbytes", nbytes, 0, 2**32 - 1))
+        """``nbytes`` raw bytes from ``address`` (MemoryAccessError past the end of memory)."""
+        return self._ce.read_memory(index_arg("address", address, 0, 2**32 - 1),
+                                    index_arg("nbytes", nbytes, 0, 2**32 - 1))
 
-    def disassemble(self, first: int = 0, count: int = 16) -> str:
-        """A listing of the instructions in PE memory (what the CE will fetch)."""
+    def disassemble(self, first: int = 0, count: int | None = None) -> str:
+        """A listing of ``count`` instructions (default: 16, or up to the end) from
+        instruction index ``first`` in PE memory (what the CE will fetch).
+        MemoryAccessError when the range leaves instruction memory."""
         ce = self._ce
-        words = [ce.fetch_word(i) for i in range(first, first + count)]
-        return disassemble(words, first)
+        n = ce.config.max_instructions
+        first = index_arg("first", first, 0, n)
+        count = min(16, n - first) if count is None else count
+        count = index_arg("count", count, 0, 2**32 - 1)
+        if first + count > n:
+            raise MemoryAccessError(f"disassemble({first}, {count}) reads instructions {first}.."
+                                    f"{first + count - 1}; instruction memory holds 0..{n - 1}")
+        return disassemble([ce.fetch_word(i) for i in range(first, first + count)], first)
 
     def launch(self, task) -> None:
         """Starts a task: sets the Active bit of its id (a name from the program, or 0..63)."""
@@ -279,20 +301,22 @@ class CeAccess(abc.ABC):
 
     # ---- registers and bits -----------------------------------------------------------------
     def gpr(self, r: int) -> int:
-        return self._ce.gpr(int_arg("register", r, 0, 15))
+        return self._ce.gpr(index_arg("register", r, 0, 15))
 
     def set_gpr(self, r: int, value: int) -> None:
-        self._ce.set_gpr(int_arg("register", r, 0, 15), int_arg("value", value, 0, 65535))
+        self._ce.set_gpr(index_arg("register", r, 0, 15), int_arg("value", value, 0, 65535))
 
     def dsr(self, kind: str, n: int) -> int:
         """The raw 48-bit descriptor in DSR ``kind`` ("s0", "s1", "d") number ``n``."""
-        return self._ce.dsr(kind, int_arg("DSR", n, 0, 63))
+        if kind not in ("s0", "s1", "d", "S0", "S1", "D"):
+            raise ConfigError(f"DSR kind must be 's0', 's1' or 'd', got {kind!r}")
+        return self._ce.dsr(kind, index_arg("DSR", n, 0, 11))
 
     def xdsr(self, n: int) -> int:
-        return self._ce.xdsr(int_arg("XDSR", n, 0, 63))
+        return self._ce.xdsr(index_arg("XDSR", n, 2, 7))
 
     def stride_register(self, n: int) -> int:
-        return self._ce.stride_reg(int_arg("stride register", n, 0, 63))
+        return self._ce.stride_reg(index_arg("stride register", n, 2, 7))
 
     @property
     def flag(self) -> bool:

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, object] = {
     "router_scheduler": "round_robin",  # per output port [0319]-[0320]
     "priority_split": 8,          # priority scheduler: colors 0..7 first [0320]
     "watchdog_cycles": 10_000,    # cycles without progress before DeadlockError [0306]
+    "run_cycle_limit": 100_000_000,  # Wafer.run() without max_cycles stops here (livelock)
     "energy_router_assumed": 1.0,          # per router traversal; ASSUMED, no seed value
     "energy_wire_per_pitch_assumed": 1.0,  # per PE pitch of wire; ASSUMED, no seed value
 }

@@ -17,6 +17,7 @@ __all__ = [
     "MemoryAccessError",
     "RouteError",
     "DeadlockError",
+    "CycleLimitError",
 ]
 
 
@@ -60,3 +61,8 @@ class DeadlockError(WaferError):
     def __str__(self) -> str:
         base = super().__str__()
         return f"{base}\n{self.report}" if self.report else base
+
+
+class CycleLimitError(WaferError):
+    """A run that did not finish within its cycle limit (a livelock, e.g. a task that loops
+    forever): the message names the PEs still running and their pcs."""

@@ -244,10 +244,11 @@ def path(topo: Topology, src, dst, algorithm: str = "xy") -> list[tuple[int, int
         raise ConfigError(f"algorithm must be one of {', '.join(ROUTING_ALGORITHMS)}, got {algorithm!r}")
     if algorithm == "diag_first" and not topo.has_diagonals:
         raise RouteError("algorithm 'diag_first' needs diagonal links; this fabric is a plain mesh")
+    src, dst = as_point(src, "src"), as_point(dst, "dst")
     for name, p in (("src", src), ("dst", dst)):
         if not topo.inside(*p):
-            raise RouteError(f"{name} {tuple(p)} is outside the {topo.rows}x{topo.cols} fabric")
-    out = [tuple(src)]
+            raise RouteError(f"{name} {p} is outside the {topo.rows}x{topo.cols} fabric")
+    out = [src]
     r, c = src
     while True:
         d = _next_dir(topo, algorithm, r, c, dst)

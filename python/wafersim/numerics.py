@@ -11,11 +11,44 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
+from ._args import int_arg
 from .errors import ConfigError
 
 _n = _core.numerics
-LfsrBank = _n.LfsrBank
 FpControl = _n.FpControl
+
+
+def _seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise ConfigError(f"seed must be a non-negative integer below 2**64, got {seed!r}")
+    return int(seed)
+
+
+class LfsrBank(_n.LfsrBank):
+    """``count`` (1, 2, 4 or 7 [0682]) random-number resources for stochastic rounding,
+    32-bit LFSRs seeded from ``seed`` (0..2**64-1) and the resource index [0668]."""
+
+    def __init__(self, count: int = 4, seed: int = 0):
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or abs(count) > 99:
+            raise ConfigError(f"rng count must be 1, 2, 4 or 7 [0682], got {count!r}")
+        super().__init__(int(count), _seed(seed))  # the core checks
+
+    def seed(self, seed: int) -> None:
+        """Reseeds every resource."""
+        super().seed(_seed(seed))
+
+    def state(self, index: int) -> int:
+        return super().state(int_arg("index", index, 0, self.count - 1))
+
+    def set_state(self, index: int, state: int) -> None:
+        """Sets one resource's 32-bit state (nonzero: 0 is the lock-up state)."""
+        super().set_state(int_arg("index", index, 0, self.count - 1),
+                          int_arg("state", state, 0, 2**32 - 1))
+
+    def next_bits(self, index: int, n: int) -> int:
+        """The next ``n`` (1..32) bits of resource ``index``, oldest bit most significant."""
+        return super().next_bits(int_arg("index", index, 0, self.count - 1),
+                                 int_arg("n", n, 1, 32))
 
 __all__ = [
     "MODES",
@@ -74,7 +107,7 @@ def fp_control(
     ctl = FpControl()
     ctl.mode = _choice("mode", mode, MODES)
     ctl.subnormals = _choice("subnormals", subnormals, SUBNORMALS)
-    if not isinstance(n_bits, (int, np.integer)) or not 1 <= n_bits <= 32:
+    if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or not 1 <= n_bits <= 32:
         raise ConfigError(f"n_bits (N of [0672]) must be an integer in 1..32, got {n_bits!r}")
     if not isinstance(rng_index, (int, np.integer)) or not 0 <= rng_index < 7:
         raise ConfigError(f"rng_index must be an integer in 0..6, got {rng_index!r}")
@@ -91,9 +124,7 @@ def _bank(rng: LfsrBank | None, seed: int) -> LfsrBank:
         if not isinstance(rng, LfsrBank):
             raise ConfigError(f"rng must be a wafersim.numerics.LfsrBank, got {type(rng).__name__}")
         return rng
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
-    return LfsrBank(4, int(seed))
+    return LfsrBank(4, _seed(seed))
 
 
 def _as_real_array(x, name: str) -> np.ndarray:

@@ -25,11 +25,11 @@ import numpy as np
 
 from . import _core
 from .asm import Program
-from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, decode_values, encode_values,
-                        int_arg, load_program, read_symbol, trace_events, write_chrome_trace,
-                        write_symbol)
+from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, check_trace_path, decode_values,
+                        encode_values, int_arg, load_program, read_symbol, trace_events,
+                        write_chrome_trace, write_symbol)
 from .defaults import DEFAULTS
-from .errors import ConfigError, WaferError
+from .errors import ConfigError, CycleLimitError
 from .values import integers
 
 __all__ = ["LonePE", "PICKER_POLICIES", "load_program", "write_symbol", "read_symbol"]
@@ -159,15 +159,20 @@ class LonePE(CeAccess):
         """Runs ``cycles`` cycles, or (by default) until the CE is idle and nothing is in
         flight. Returns :meth:`stats`. Raises :class:`wafersim.DeadlockError` (with a
         report of what waits on what) when nothing moved for ``watchdog`` cycles, and
-        :class:`wafersim.WaferError` when ``max_cycles`` pass without finishing.
-        ``trace`` writes a Chrome/Perfetto trace of the task spans."""
+        :class:`wafersim.CycleLimitError` when ``max_cycles`` pass without finishing.
+        ``trace`` writes a Chrome/Perfetto trace of the task spans (its folder is checked
+        before the run). Ctrl-C (SIGINT) stops a run with a ``KeyboardInterrupt``."""
+        if trace is not None:
+            if not self.config.trace:
+                raise ConfigError("tracing is off: create the LonePE with trace=True")
+            trace = check_trace_path(trace)
         if cycles is not None:
             self._pe.run(int_arg("cycles", cycles, 0, 2**63))
         else:
             done = self._pe.run_until_idle(int_arg("max_cycles", max_cycles, 0, 2**63),
                                            int_arg("watchdog", watchdog, 0, 2**63))
             if not done:
-                raise WaferError(f"the PE did not finish within {max_cycles} cycles; "
+                raise CycleLimitError(f"the PE did not finish within {max_cycles} cycles; "
                                  f"pass cycles= to run a fixed number\n{self.describe_wait()}")
         if trace is not None:
             self.write_trace(trace)

@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _core
 from .defaults import DEFAULTS
-from .errors import ConfigError, RouteError
+from .ce_access import check_trace_path, ids_of
+from .errors import ConfigError, CycleLimitError, RouteError
 from .layout import (DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology,
                      as_point, direction_index)
 from .layout import path as layout_path
@@ -27,6 +28,10 @@ __all__ = ["Wafer", "RouterView"]
 _RAMP = DIR_INDEX["RAMP"]
 _MODES = ("colors", "packets")
 _FOREVER = 1 << 62
+_MAX_SIDE = 1 << 16    # rows, cols (src/wafersim/fabric/topology.cpp)
+_MAX_THREADS = 1024    # OpenMP threads (src/wafersim/sim/simulator.cpp)
+# Wall-clock seconds between two looks at Ctrl-C (Python's signal handlers) during a run.
+_CHECK_SECONDS = 0.1
 
 
 def _int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
@@ -115,7 +120,8 @@ class Wafer(PeHost):
       entries per color [0317]; ``diag_hop_cycles``: 1 or 2 cycles per diagonal hop;
     * ``scheduler``: ``"round_robin"`` or ``"priority"`` (colors below ``priority_split``
       first) [0320]; ``watchdog``: cycles without progress before ``DeadlockError`` [0306];
-      ``threads``: OpenMP threads (None: OpenMP's default);
+      ``cycle_limit``: cycles a :meth:`run` without ``max_cycles`` may take before
+      ``CycleLimitError`` (a livelock); ``threads``: OpenMP threads (None: OpenMP's default);
     * ``mode``: ``"colors"`` (the color-routed fabric of seed 000) or ``"packets"`` (NoC
       studies: each wavelet is steered by its destination with ``packet_routing`` ``"xy"``
       or ``"diag_first"``, one queue per input port; docs/noc.md);
@@ -134,15 +140,15 @@ class Wafer(PeHost):
                  priority_split: int | None = None, watchdog: int | None = None,
                  threads: int | None = None, mode: str = "colors",
                  packet_routing: str | None = None, ce: dict | None = None,
-                 tensor_unit=None):
-        if topology not in TOPOLOGIES:
+                 tensor_unit=None, cycle_limit: int | None = None):
+        if not isinstance(topology, str) or topology not in TOPOLOGIES:
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         if mode not in _MODES:
             raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         diag_ne, diag_nw = TOPOLOGIES[topology]
-        rows = _int(rows, "rows", 1)
-        cols = _int(cols, "cols", 1)
-        skip = _int(0 if skip is None else skip, "skip", 0)
+        rows = _int(rows, "rows", 1, _MAX_SIDE)
+        cols = _int(cols, "cols", 1, _MAX_SIDE)
+        skip = _int(0 if skip is None else skip, "skip", 0, _MAX_SIDE)
         dhc = _int(DEFAULTS["diag_hop_cycles"] if diag_hop_cycles is None else diag_hop_cycles,
                    "diag_hop_cycles", 1, 2)
         if packet_routing is None:
@@ -156,15 +162,19 @@ class Wafer(PeHost):
         self.topology = Topology(rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc)
         self._core = _core.fabric.Wafer(
             rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc,
-            _int(DEFAULTS["fabric_colors"] if colors is None else colors, "colors"),
-            _int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth, "queue_depth"),
+            _int(DEFAULTS["fabric_colors"] if colors is None else colors,
+                 "colors (routable fabric colors)", 8, 32),
+            _int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth,
+                 "queue_depth", 1, 64),
             DEFAULTS["router_scheduler"] if scheduler is None else str(scheduler),
             _int(DEFAULTS["priority_split"] if priority_split is None else priority_split,
-                 "priority_split"),
+                 "priority_split", 0, 32),
             mode == "packets", packet_routing,
-            0 if threads is None else _int(threads, "threads", 1),
-            _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1))
+            0 if threads is None else _int(threads, "threads", 1, _MAX_THREADS),
+            _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1,
+                 _FOREVER))
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
+        self.cycle_limit = DEFAULTS["run_cycle_limit"] if cycle_limit is None else cycle_limit
         self._init_pes(ce, tensor_unit)
 
     # --- shape and properties ----------------------------------------------------------
@@ -196,7 +206,7 @@ class Wafer(PeHost):
 
     @threads.setter
     def threads(self, n: int | None) -> None:
-        self._core.threads = 0 if n is None else _int(n, "threads", 1)
+        self._core.threads = 0 if n is None else _int(n, "threads", 1, _MAX_THREADS)
 
     @property
     def parallel_min_routers(self) -> int:
@@ -207,7 +217,7 @@ class Wafer(PeHost):
 
     @parallel_min_routers.setter
     def parallel_min_routers(self, n: int) -> None:
-        self._core.parallel_min_routers = _int(n, "parallel_min_routers", 0)
+        self._core.parallel_min_routers = _int(n, "parallel_min_routers", 0, _FOREVER)
 
     @property
     def watchdog(self) -> int:
@@ -215,7 +225,17 @@ class Wafer(PeHost):
 
     @watchdog.setter
     def watchdog(self, cycles: int) -> None:
-        self._core.watchdog = _int(cycles, "watchdog", 1)
+        self._core.watchdog = _int(cycles, "watchdog", 1, _FOREVER)
+
+    @property
+    def cycle_limit(self) -> int:
+        """Cycles a :meth:`run` without ``max_cycles`` may take before it raises
+        ``CycleLimitError`` (default ``DEFAULTS["run_cycle_limit"]``); raise it for longer runs."""
+        return self._cycle_limit
+
+    @cycle_limit.setter
+    def cycle_limit(self, cycles: int) -> None:
+        self._cycle_limit = _int(cycles, "cycle_limit", 1, _FOREVER)
 
     def __repr__(self) -> str:
         extra = f", skip={self.topology.skip}" if self.topology.skip else ""
@@ -461,19 +481,37 @@ class Wafer(PeHost):
         Returns the fabric's statistics of this run and, in ``.pes``, each compute
         element's (cycles busy per task, instructions by opcode, stalls by cause, ...).
         ``trace`` writes a Chrome/Perfetto trace of the run's task spans, one process per
-        PE (also when the run ends in an error). Raises ``DeadlockError`` (with a report of
+        PE (also when the run ends in an error); its folder is checked before the run.
+        Raises ``DeadlockError`` (with a report of
         stuck queues, waiting PEs and any wait cycle) when work is pending and nothing
         moved for ``watchdog`` cycles [0306], ``RouteError`` for bad routes or for two
         wavelets of one color arriving at a router in the same cycle [0302], and the
         ``ProgramError`` / ``MemoryAccessError`` of the first failing PE (lowest id).
+
+        With ``max_cycles`` the run stops there and returns (``.quiescent`` says whether it
+        finished). Without it, a run that has not finished after :attr:`cycle_limit` cycles
+        raises ``CycleLimitError`` naming the PEs still running and their pcs: a task that
+        loops forever keeps the watchdog quiet. Ctrl-C (SIGINT) stops a run within about
+        0.1 s with a ``KeyboardInterrupt`` naming the cycle reached; the wafer stays
+        consistent at that cycle, to be inspected and run further.
         """
-        cycles = _FOREVER if max_cycles is None else _int(max_cycles, "max_cycles", 0)
+        limited = max_cycles is None
+        cycles = self.cycle_limit if limited else _int(max_cycles, "max_cycles", 0, _FOREVER)
         tracing = trace is not None
         if tracing:
+            trace = check_trace_path(trace)
             was = self._core.ce_config.trace
             self._core.set_ce_trace(True)
         try:
-            r = self._core.run(cycles)
+            try:
+                r = self._core.run(cycles, _CHECK_SECONDS)
+            except KeyboardInterrupt as e:
+                why = f" ({e})" if str(e) else ""
+                raise KeyboardInterrupt(
+                    f"Wafer.run interrupted at cycle {self.cycle}{why}; the wafer stopped "
+                    "there and can be inspected or run further") from None
+            if limited and not r["quiescent"]:
+                raise CycleLimitError(self._still_running(cycles))
         except BaseException:
             if tracing:  # the trace shows where a failed run stopped
                 self._write_trace(trace, self._pe_run_stats())
@@ -487,6 +525,36 @@ class Wafer(PeHost):
         return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
                         r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"],
                         pes, r["parallel_phases"])
+
+    def _still_running(self, cycles: int, shown: int = 16) -> str:
+        """The CycleLimitError message: what still runs after ``cycles`` cycles."""
+        busy = []
+        for rid in self._core.ce_ids():
+            ce = self._core.ce(int(rid))
+            if ce.idle:
+                continue
+            r, c = divmod(int(rid), self.cols)
+            prog = self._programs.get((r, c))
+            names = {tid: n for n, tid in prog.tasks.items()} if prog else {}
+            if ce.task_running:
+                tid = ce.running_task
+                what = f"task {names[tid]} ({tid})" if tid in names else f"task {tid}"
+                what += f" at pc {ce.pc}"
+            else:
+                what = "no task running"
+            if ce.microthreads_in_use:
+                what += f", {ce.microthreads_in_use} microthread(s) waiting"
+            if ce.active_ids:
+                what += f", active ids {sorted(ids_of(ce.active_ids))}"
+            busy.append(f"  PE ({r}, {c}): {what}")
+        head = (f"Wafer.run did not finish within {cycles} cycles (the cycle limit; now at cycle "
+                f"{self.cycle}): a livelock, or a longer run than expected (raise w.cycle_limit "
+                f"or pass max_cycles=).")
+        if not busy:
+            return (f"{head} No PE is running; {self.queued} wavelet(s) in router queues, "
+                    f"{self.pending_injections} injection(s) still to come.")
+        more = [f"  ... and {len(busy) - shown} more"] if len(busy) > shown else []
+        return "\n".join([f"{head} Still running:"] + busy[:shown] + more)
 
     def counters(self) -> FabricCounters:
         """Per-link, per-color and per-router counters since the last reset."""

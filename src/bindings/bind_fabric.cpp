@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <span>
 #include <string>
 #include <vector>
@@ -177,14 +178,32 @@ void bind_fabric(py::module_& root) {
            "general pass. Same results; for tests that compare the two. Returns whether the "
            "bit-plane pass is now in use.")
       .def("run",
-           [](Wafer& w, uint64_t max_cycles) {
-             sim::RunResult r;
-             {
-               py::gil_scoped_release release;
-               r = w.run(max_cycles);
+           [](Wafer& w, uint64_t max_cycles, double check_seconds) {
+             // The run pauses every check_seconds of wall time so that Python's signal
+             // handlers (Ctrl-C) run; a handler's exception ends the run at that cycle.
+             using Clock = sim::Simulator::Clock;
+             if (!(check_seconds >= 0 && check_seconds <= 3600)) {
+               throw ConfigError("check_seconds must be in 0..3600, got " +
+                                 std::to_string(check_seconds));
              }
-             return run_result(r);
-           })
+             const auto slice = std::chrono::duration_cast<Clock::duration>(
+                 std::chrono::duration<double>(check_seconds));
+             w.start_run(max_cycles);
+             for (;;) {
+               bool done;
+               {
+                 py::gil_scoped_release release;
+                 done = w.simulator().advance(Clock::now() + slice);
+               }
+               if (done) break;
+               if (PyErr_CheckSignals() != 0) {
+                 w.simulator().finish_run();
+                 throw py::error_already_set();
+               }
+             }
+             return run_result(w.simulator().finish_run());
+           },
+           py::arg("max_cycles"), py::arg("check_seconds") = 0.1)
       .def_property_readonly("cycle", [](Wafer& w) { return w.simulator().cycle(); })
       .def_property_readonly("queued", [](Wafer& w) { return w.simulator().queued(); })
       .def_property_readonly("broken", [](Wafer& w) { return w.simulator().broken(); })

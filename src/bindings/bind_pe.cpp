@@ -212,6 +212,7 @@ void bind_pe(py::module_& root) {
       .def(
           "read_memory",
           [](const ComputeElement& ce, uint32_t addr, uint32_t n) {
+            ce.check_memory_range("read", addr, n);  // before allocating n bytes
             CArray<uint8_t> out(static_cast<py::ssize_t>(n));
             ce.read_memory(addr, std::span<uint8_t>(out.mutable_data(), n));
             return out;

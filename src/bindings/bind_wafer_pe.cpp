@@ -88,6 +88,7 @@ void bind_wafer_pe(py::module_& root) {
           "read_memory",
           [](Wafer& w, const CArray<uint32_t>& ids, uint32_t addr, uint32_t nbytes) {
             const auto n = static_cast<py::ssize_t>(ids.size());
+            for (uint32_t id : view(ids)) ce_at(w, id).check_memory_range("read", addr, nbytes);
             CArray<uint8_t> out({n, static_cast<py::ssize_t>(nbytes)});
             for (py::ssize_t i = 0; i < n; ++i) {
               uint8_t* row = out.mutable_data() + static_cast<size_t>(i) * nbytes;

@@ -7,20 +7,34 @@ holds; ``unpack_dsd(raw, role="source")`` names its fields again.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..errors import ProgramError
 from .ce_isa import isa
 
 __all__ = ["pack_dsd", "pack_xdsd", "unpack_dsd", "unpack_xdsd", "pack_stride", "split_dims",
-           "dims_length_df", "DSD_KINDS", "XDSD_KINDS"]
+           "dims_length_df", "DSD_KINDS", "XDSD_KINDS", "DescriptorError"]
 
 DSD_KINDS = ("fabric_in", "fabric_out", "mem1d", "mem4d", "circular")
 XDSD_KINDS = ("mem4d", "circular")
 
 
-class DescriptorError(ValueError):
-    pass
+class DescriptorError(ProgramError, ValueError):
+    """A descriptor field or raw value that does not fit its format (a ProgramError)."""
+
+
+def _integer(name: str, value, bits: int | None = None) -> int:
+    """``value`` as an int (``bits``: unsigned and below 2**bits), else DescriptorError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise DescriptorError(f"{name} must be an integer, got {value!r}")
+    if bits is not None and not 0 <= value < (1 << bits):
+        raise DescriptorError(f"{name} must be a {bits}-bit value (0..{(1 << bits) - 1}), "
+                              f"got {value}")
+    return int(value)
 
 
 def _put(word: int, layout: dict, field: str, value: int) -> int:
+    value = _integer(field, int(value) if isinstance(value, (bool, np.bool_)) else value)
     hi, lo = layout["fields"][field]
     width = hi - lo + 1
     if field in layout.get("signed", ()):
@@ -58,7 +72,10 @@ def _nibbles(v: int) -> int:
 def dims_length_df(dims) -> tuple[int, int]:
     """Length 2161 and DF 2243 for dimension lengths (first = fastest), with each
     dimension in as few nibbles as its value needs and the last taking the rest [0547]."""
-    dims = [int(d) for d in dims]
+    try:
+        dims = [_integer("dims", d) for d in dims]
+    except TypeError:  # not iterable
+        raise DescriptorError(f"dims must be 1 to 4 non-negative lengths, got {dims!r}") from None
     if not 1 <= len(dims) <= 4 or any(d < 0 for d in dims):
         raise DescriptorError(f"dims must be 1 to 4 non-negative lengths, got {dims}")
     length, df, used = 0, 0, 0
@@ -95,15 +112,15 @@ def pack_dsd(kind: str, **f) -> int:
     f = dict(f)
     if kind in ("mem4d", "circular"):
         x = f.pop("xdsr", None)
-        if x is None or not 2 <= int(x) <= 7:
+        if x is None or not 2 <= _integer("xdsr", x) <= 7:
             raise DescriptorError(f"a {kind} DSD names its XDSR: xdsr=2..7 (got {x})")
         f["type"] = int(x)
     elif "type" not in f:
         f["type"] = int(lay["type"])
     if "sw" in f:
-        f["sw"] = _sw_code(int(f["sw"]))
+        f["sw"] = _sw_code(_integer("sw", f["sw"]))
     if "index" in f:
-        idx = int(f.pop("index"))
+        idx = _integer("index", f.pop("index"))
         if not 0 <= idx < 64:
             raise DescriptorError(f"index must be 0..63 (Index 2128 has six bits), got {idx}")
         f["index_low"], f["index_high"] = idx & 7, idx >> 3
@@ -111,7 +128,7 @@ def pack_dsd(kind: str, **f) -> int:
         if "dims" in f:
             length, _ = dims_length_df(f.pop("dims"))
         else:
-            length = int(f.pop("length", 0))
+            length = _integer("length", f.pop("length", 0))
         if not 0 <= length < (1 << 24):
             raise DescriptorError(f"a 4D length has 24 bits, got {length}")
         f["length_low"], f["length_high"] = length & 0x7FFF, length >> 15
@@ -120,7 +137,7 @@ def pack_dsd(kind: str, **f) -> int:
         if name not in lay["fields"]:
             raise DescriptorError(f"a {kind} DSD has no field {name!r} (fields: "
                                   f"{', '.join(k for k in lay['fields'] if k != 'type')})")
-        word = _put(word, lay, name, int(value))
+        word = _put(word, lay, name, value)
     return word
 
 
@@ -145,13 +162,13 @@ def pack_xdsd(kind: str, **f) -> int:
                 if isinstance(s, str) and s == "unit":
                     f[key] = 0
                 elif isinstance(s, str) and s.startswith("sr"):
-                    r = int(s[2:])
+                    r = int(s[2:]) if s[2:] in ("2", "3", "4", "5", "6", "7") else -1
                     if i == 0 or not 2 <= r <= 7:
                         raise DescriptorError(f"stride {s!r}: stride registers sr2..sr7 serve "
                                               "dimensions 2-4 only [0548]-[0550]")
                     f[key] = r
                 else:
-                    s = int(s)
+                    s = _integer(f"strides[{i}]", s)
                     if long_stride is not None and s != long_stride:
                         raise DescriptorError("only one explicit stride fits Stride 2245; "
                                               "use stride registers (sr2..sr7) for others")
@@ -162,18 +179,19 @@ def pack_xdsd(kind: str, **f) -> int:
     else:
         for key, en in (("push", "push_en"), ("pop", "pop_en")):
             if key in f:
-                f[f"{key}_color"] = int(f.pop(key))
+                f[f"{key}_color"] = _integer(key, f.pop(key))
                 f[en] = 1
     word = 0
     for fname, value in f.items():
         if fname not in lay["fields"]:
             raise DescriptorError(f"a {kind} XDSD has no field {fname!r} (fields: "
                                   f"{', '.join(k for k in lay['fields'] if k != 'type')})")
-        word = _put(word, lay, fname, int(value))
+        word = _put(word, lay, fname, value)
     return word
 
 
 def pack_stride(value: int) -> int:
+    value = _integer("stride", value)
     if not -(1 << 14) <= value < (1 << 14):
         raise DescriptorError(f"a stride register holds a signed 15-bit value, got {value}")
     return value & 0x7FFF
@@ -182,6 +200,11 @@ def pack_stride(value: int) -> int:
 def unpack_dsd(raw: int, role: str = "source", xdsd: int | None = None) -> dict:
     """Names the fields of a 48-bit DSD. A fabric DSD reads as an input (``role="source"``)
     or output (``"dest"``); types 2-7 need the XDSD to tell 4D from circular."""
+    raw = _integer("raw", raw, 48)
+    if role not in ("source", "dest"):
+        raise DescriptorError(f"role must be 'source' or 'dest', got {role!r}")
+    if xdsd is not None:
+        xdsd = _integer("xdsd", xdsd, 51)
     t = (raw >> isa().data["dsd"]["type_field"][1]) & 7
     if t == 0:
         kind = "fabric_in" if role == "source" else "fabric_out"
@@ -204,6 +227,7 @@ def unpack_dsd(raw: int, role: str = "source", xdsd: int | None = None) -> dict:
 
 
 def unpack_xdsd(raw: int) -> dict:
+    raw = _integer("raw", raw, 51)
     name = "xcircular" if (raw >> 50) & 1 else "x4d"
     lay = isa().xdsd_layouts[name]
     out = {"kind": "circular" if name == "xcircular" else "mem4d"}

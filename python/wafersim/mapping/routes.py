@@ -86,7 +86,7 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
     """Every route of a mapping (docs/training.md, "Routes")."""
     t = RouteTable()
     L = len(blocks)
-    first, last = blocks[0], blocks[-1]
+    first = blocks[0]
     # activations into layer 0: from the west edge along each row, to every PE of the row
     for r in range(first.rows):
         row = first.row0 + r

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..defaults import DEFAULTS
 from ..errors import ConfigError
 from ..wafer import Wafer
 from .flows import assign_colors
@@ -64,14 +65,17 @@ def measure_zero_load(pattern: str, rows: int, cols: int | None = None, topology
     gap = (rows + cols) * diag_hop_cycles + 2          # longer than any zero-load latency
     latency = np.zeros(n, np.int64)
     hops = np.zeros(n, np.int64)
+    # The releases alone take n * gap cycles: a large fabric may need more than the default.
+    limit = max(int(DEFAULTS["run_cycle_limit"]), 2 * n * gap)
     if scheme == "packets":
-        w = Wafer(rows, cols, topology, mode="packets", diag_hop_cycles=diag_hop_cycles)
+        w = Wafer(rows, cols, topology, mode="packets", diag_hop_cycles=diag_hop_cycles,
+                  cycle_limit=limit)
         w.inject(src, 0, data=np.arange(n), dest=dst, cycle=np.arange(n) * gap)
         w.run()
         a = w.collect()
         latency[a.data], hops[a.data] = a.latency, a.hops
     else:
-        w = Wafer(rows, cols, topology, diag_hop_cycles=diag_hop_cycles)
+        w = Wafer(rows, cols, topology, diag_hop_cycles=diag_hop_cycles, cycle_limit=limit)
         todo = np.arange(n)
         while len(todo):                               # batches of flows that fit the colors
             colors, paths = assign_colors(w.topology, src[todo], dst[todo], w.colors)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._args import int_arg
 from ..errors import ConfigError
 
 __all__ = ["PATTERNS", "Traffic", "destinations", "pairs", "bernoulli"]
@@ -30,6 +31,8 @@ _ZERO_LOAD_PATTERNS = ("uniform", "transpose", "bit_complement", "neighbour", "c
 
 
 def _check(pattern: str, rows: int, cols: int, allowed=PATTERNS) -> None:
+    int_arg("rows", rows, 1, 65536)
+    int_arg("cols", cols, 1, 65536)
     if pattern not in allowed:
         raise ConfigError(f"pattern must be one of {', '.join(allowed)}, got {pattern!r}")
     if rows < 1 or cols < 1 or rows * cols < 2:
@@ -116,8 +119,8 @@ def bernoulli(pattern: str, rows: int, cols: int, rate: float, cycles: int, seed
     _check(pattern, rows, cols)
     if not 0.0 <= rate <= 1.0:
         raise ConfigError(f"rate (packets per node per cycle) must be in 0..1, got {rate}")
-    if cycles < 0:
-        raise ConfigError(f"cycles must be >= 0, got {cycles}")
+    cycles = int_arg("cycles", cycles, 0, 2**40)
+    seed = int_arg("seed", seed, 0, 2**64 - 1)
     rng = np.random.default_rng(seed)
     nodes = rows * cols
     when, who = np.nonzero(rng.random((cycles, nodes)) < rate)

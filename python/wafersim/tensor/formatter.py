@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._args import INT_MAX, int_arg
 from ..errors import ConfigError
 
 __all__ = ["conv_output_size", "format_conv_data", "format_conv_weights"]
@@ -20,12 +21,14 @@ def format_conv_data(x: np.ndarray, kernel: tuple[int, int], stride: int = 1, pa
     """(C, H, W) map -> (Ho * Wo, C * kh * kw) data matrix; padding inserts zeros."""
     if x.ndim != 3:
         raise ConfigError(f"a feature map is (channels, height, width), got shape {x.shape}")
-    if not isinstance(stride, (int, np.integer)) or stride < 1:
-        raise ConfigError(f"stride must be a positive integer, got {stride!r}")
-    if not isinstance(padding, (int, np.integer)) or padding < 0:
-        raise ConfigError(f"padding must be a non-negative integer, got {padding!r}")
     c, h, w = x.shape
     kh, kw = kernel
+    stride = int_arg("stride", stride, 1, INT_MAX)
+    # Padding beyond kernel - 1 only adds all-zero windows (and memory): refused.
+    k = max(kh, kw, 1)
+    if isinstance(padding, bool) or not isinstance(padding, (int, np.integer)) or not 0 <= padding < k:
+        raise ConfigError(f"padding must be an integer in 0..{k - 1} (below the kernel size), "
+                          f"got {padding!r}")
     ho, wo = conv_output_size(h, kh, stride, padding), conv_output_size(w, kw, stride, padding)
     if ho < 1 or wo < 1:
         raise ConfigError(f"a {kh}x{kw} kernel does not fit the {h}x{w} map (padding {padding})")

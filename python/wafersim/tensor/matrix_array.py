@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
+from .._args import c_int
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, operand_bits, result_values
 
@@ -52,12 +53,11 @@ class MatrixArray:
     def __init__(self, rows: int = 96, cols: int = 96, *, lanes: int = 96, dtype: str = "int8",
                  weight_signed: bool = True, data_signed: bool = False):
         self.dtype = check_dtype(dtype)
-        for name, v in (("rows", rows), ("cols", cols), ("lanes", lanes)):
-            if not isinstance(v, (int, np.integer)):
-                raise ConfigError(f"{name} must be an integer, got {v!r}")
+        rows, cols, lanes = (c_int(name, v)  # the core names the exact range
+                             for name, v in (("rows", rows), ("cols", cols), ("lanes", lanes)))
         self.weight_signed, self.data_signed = bool(weight_signed), bool(data_signed)
-        self.lanes = int(lanes)
-        self._a = _core.tensor.MatrixArray(int(rows), int(cols), int(lanes), dtype,
+        self.lanes = lanes
+        self._a = _core.tensor.MatrixArray(rows, cols, lanes, dtype,
                                            self.weight_signed, self.data_signed)
         #: Statistics of the last :meth:`matmul`.
         self.stats: dict = {}

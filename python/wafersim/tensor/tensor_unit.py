@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .. import _core
+from .._args import INT_MAX, int_arg
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, result_values
 from .formatter import conv_output_size, format_conv_data, format_conv_weights
@@ -41,10 +42,20 @@ def check_config(config: TensorUnitConfig) -> None:
     check_dtype(config.dtype)
     if config.mode not in ("fast", "cycle"):
         raise ConfigError(f"mode must be 'fast' or 'cycle', got {config.mode!r}")
-    for name in ("rows", "cols", "lanes", "input_queue_rows", "sram_bytes"):
-        v = getattr(config, name)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ConfigError(f"TensorUnitConfig.{name} must be an integer, got {v!r}")
+    for name, lo, hi in (("rows", 1, 1024), ("cols", 1, 1024), ("lanes", 1, 1024),
+                         ("input_queue_rows", 1, 4096), ("sram_bytes", 0, 2**30)):
+        int_arg(f"TensorUnitConfig.{name}", getattr(config, name), lo, hi)
+
+
+def _pair(value, name: str, default: tuple[int, int]) -> tuple[int, int]:
+    """A (a, b) pair of positive ints (``default`` for None)."""
+    if value is None:
+        return default
+    try:
+        a, b = value
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a pair of integers, got {value!r}") from None
+    return int_arg(f"{name}[0]", a, 1, INT_MAX), int_arg(f"{name}[1]", b, 1, INT_MAX)
 
 
 def quantize_program(scale: int, shift: int, zero_point: int = 0, *, relu: bool = True,
@@ -117,10 +128,9 @@ class TensorUnit:
         if program is not None:
             self.load_vector_program(program)
         positions = da.shape[0]
-        h, w = extent if extent is not None else (1, positions)
-        k, s = pool if pool is not None else (1, 1)
-        out, self.stats = self._t.run_layer(da, wb, bias_array(bias, wb.shape[1]), int(k), int(s),
-                                            int(h), int(w))
+        h, w = _pair(extent, "extent", (1, positions))
+        k, s = _pair(pool, "pool", (1, 1))
+        out, self.stats = self._t.run_layer(da, wb, bias_array(bias, wb.shape[1]), k, s, h, w)
         return out
 
     def conv2d(self, x, w, bias=None, *, scale: int, shift: int, zero_point: int = 0,

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from .. import _core
+from .._args import INT_MAX, index_arg, int_arg
 from ..asm import vector as vasm
 from ..errors import ConfigError, MemoryAccessError
 
@@ -38,7 +39,7 @@ class VectorEngine:
     def __init__(self, lanes: int = 96, *, sram_bytes: int = 64 * 1024, pipeline: str = "stagger",
                  _core_engine=None):
         self._v = _core_engine if _core_engine is not None else _core.tensor.VectorEngine(
-            int(lanes), int(sram_bytes), pipeline)
+            int_arg("lanes", lanes, 1, 1024), int_arg("sram_bytes", sram_bytes, 0, 2**30), pipeline)
 
     lanes = property(lambda self: self._v.lanes)
 
@@ -68,10 +69,10 @@ class VectorEngine:
         self._v.write_reg(file, idx, np.ascontiguousarray(bits))
 
     def mask(self, index: int) -> np.ndarray:
-        return self._v.read_mask(int(index)).astype(bool)
+        return self._v.read_mask(index_arg("mask", index, 0, INT_MAX)).astype(bool)
 
     def set_mask(self, index: int, bits) -> None:
-        self._v.write_mask(int(index), np.ascontiguousarray(np.asarray(bits, dtype=bool), dtype=np.uint8))
+        self._v.write_mask(index_arg("mask", index, 0, INT_MAX), np.ascontiguousarray(np.asarray(bits, dtype=bool), dtype=np.uint8))
 
     carry = property(lambda self: self._v.carry.astype(bool), doc="per-lane carry/borrow/overflow [0059]")
     fp_status = property(lambda self: self._v.fp_status, doc="sticky NV/OF/UF/NX [0059]")
@@ -88,7 +89,7 @@ class VectorEngine:
         if v.dtype.kind not in "iu":
             raise ConfigError(f"queue rows hold integers or float32, got dtype {v.dtype}")
         self._v.push_row(np.ascontiguousarray(v.astype(np.int64) & 0xFFFFFFFF, dtype=np.uint32),
-                         -1 if cycle is None else int(cycle))
+                         -1 if cycle is None else int_arg("cycle", cycle, 0, 2**62))
 
     queued_rows = property(lambda self: self._v.queued_rows)
 
@@ -113,18 +114,20 @@ class VectorEngine:
         return [row for row, _cycle in self._v.pop_output()]
 
     def read_sram(self, addr: int, n: int) -> np.ndarray:
-        return self._v.read_sram(int(addr), int(n))
+        return self._v.read_sram(index_arg("addr", addr, 0, 2**62), index_arg("n", n, 0, 2**62))
 
     def write_sram(self, addr: int, data) -> None:
         d = np.asarray(data)
         if d.dtype != np.uint8:
             raise MemoryAccessError(f"SRAM writes take uint8 bytes, got dtype {d.dtype}")
-        self._v.write_sram(int(addr), np.ascontiguousarray(d))
+        self._v.write_sram(index_arg("addr", addr, 0, 2**62), np.ascontiguousarray(d))
 
     read_pointer = property(lambda self: self._v.read_pointer,
-                            lambda self, p: setattr(self._v, "read_pointer", int(p)))
+                            lambda self, p: setattr(self._v, "read_pointer",
+                                                    index_arg("read_pointer", p, 0, 2**62)))
     write_pointer = property(lambda self: self._v.write_pointer,
-                             lambda self, p: setattr(self._v, "write_pointer", int(p)))
+                             lambda self, p: setattr(self._v, "write_pointer",
+                                                     index_arg("write_pointer", p, 0, 2**62)))
     counters = property(lambda self: self._v.counters, doc="cycles, bundles, stalls by cause")
 
     def reset(self) -> None:

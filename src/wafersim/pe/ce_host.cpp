@@ -9,14 +9,6 @@
 namespace wafersim::pe {
 
 namespace {
-void check_range(const CeCore& core, const char* what, uint64_t addr, uint64_t n, uint64_t limit) {
-  if (addr + n > limit) {
-    throw MemoryAccessError(core.name() + ": " + what + " of " + std::to_string(n) +
-                            " bytes at address " + std::to_string(addr) +
-                            " reaches past the end of memory (" + std::to_string(limit) +
-                            " bytes)");
-  }
-}
 void check_id(const CeCore& core, int id, const char* what) {
   if (id < 0 || id >= fabric::kMaxColorIds) {
     throw ConfigError(core.name() + ": " + what + " " + std::to_string(id) +
@@ -47,18 +39,28 @@ void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) 
   }
 }
 
+void ComputeElement::check_memory_range(const char* what, uint64_t addr, uint64_t n) const {
+  const uint64_t limit = core_.cfg.memory_bytes;
+  if (addr > limit || n > limit - addr) {  // no wrap-around for any addr and n
+    throw MemoryAccessError(core_.name() + ": " + what + " of " + std::to_string(n) +
+                            " bytes at address " + std::to_string(addr) +
+                            " reaches past the end of memory (" + std::to_string(limit) +
+                            " bytes)");
+  }
+}
+
 void ComputeElement::write_memory(uint32_t addr, std::span<const uint8_t> bytes) {
-  check_range(core_, "write", addr, bytes.size(), core_.cfg.memory_bytes);
+  check_memory_range("write", addr, bytes.size());
   core_.mem.write(addr, bytes);
 }
 
 void ComputeElement::read_memory(uint32_t addr, std::span<uint8_t> out) const {
-  check_range(core_, "read", addr, out.size(), core_.cfg.memory_bytes);
+  check_memory_range("read", addr, out.size());
   core_.mem.read(addr, out);
 }
 
 void ComputeElement::set_base(uint32_t base) {
-  if (base + 4u * fabric::kMaxColorIds > core_.cfg.max_instructions()) {
+  if (uint64_t{base} + 4u * fabric::kMaxColorIds > core_.cfg.max_instructions()) {
     throw ConfigError(core_.name() + ": Base " + std::to_string(base) +
                       " leaves no room for the 64 task entries below " +
                       std::to_string(core_.cfg.max_instructions()));
@@ -72,7 +74,9 @@ void ComputeElement::activate(int id) {
 }
 
 uint16_t ComputeElement::gpr(int r) const {
-  if (r < 0 || r >= isa::kGprs) throw ConfigError("GPR " + std::to_string(r) + " does not exist (0..15)");
+  if (r < 0 || r >= isa::kGprs) {
+    throw MemoryAccessError("GPR " + std::to_string(r) + " does not exist (0..15)");
+  }
   return core_.gpr[r];
 }
 void ComputeElement::set_gpr(int r, uint16_t v) {
@@ -83,12 +87,13 @@ void ComputeElement::set_gpr(int r, uint16_t v) {
 namespace {
 void check_dsr(int n) {
   if (n < 0 || n >= isa::kDsrsPerSet) {
-    throw ConfigError("DSR " + std::to_string(n) + " does not exist (0..11) [0355]");
+    throw MemoryAccessError("DSR " + std::to_string(n) + " does not exist (0..11) [0355]");
   }
 }
 void check_x(int n, const char* what) {
   if (n < isa::kFirstXdsr || n > isa::kLastXdsr) {
-    throw ConfigError(std::string(what) + " " + std::to_string(n) + " does not exist (2..7)");
+    throw MemoryAccessError(std::string(what) + " " + std::to_string(n) +
+                            " does not exist (2..7)");
   }
 }
 }  // namespace

@@ -51,9 +51,12 @@ class ComputeElement {
   const CeConfig& config() const { return core_.cfg; }
   // Writes 20-bit words at instruction indices first.. (ProgramError on overflow).
   void load_code(uint32_t first, std::span<const uint32_t> words);
+  // The 20-bit word at instruction index `index` (MemoryAccessError outside code memory).
   uint32_t fetch_word(uint32_t index) const;
+  // Host copies of bytes; MemoryAccessError when [addr, addr + n) leaves the PE's memory.
   void write_memory(uint32_t addr, std::span<const uint8_t> bytes);
   void read_memory(uint32_t addr, std::span<uint8_t> out) const;
+  void check_memory_range(const char* what, uint64_t addr, uint64_t n) const;
   void set_base(uint32_t base);
   uint32_t base() const { return core_.base; }
   void activate(int id);  // the host starts a task: sets its Active bit
@@ -113,6 +116,7 @@ class ComputeElement {
   void execute_cycle();
   void try_pick();
   void run_foreground(const Probe& p);
+  uint32_t fetch(uint32_t index) const;  // index < max_instructions
   void issue_instruction();
   void start_vector(const Instruction& in);
   void finish_vector_instruction(const Instruction& in);

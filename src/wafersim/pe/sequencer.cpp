@@ -10,6 +10,15 @@ namespace wafersim::pe {
 using isa::Kind;
 
 uint32_t ComputeElement::fetch_word(uint32_t index) const {
+  if (index >= core_.cfg.max_instructions()) {
+    throw MemoryAccessError(core_.name() + ": instruction index " + std::to_string(index) +
+                            " is outside instruction memory (0.." +
+                            std::to_string(core_.cfg.max_instructions() - 1) + ")");
+  }
+  return fetch(index);
+}
+
+uint32_t ComputeElement::fetch(uint32_t index) const {
   // Three 20-bit instructions per 64-bit word of the code region [0348].
   const uint32_t addr = core_.cfg.data_bytes() + index / 3 * 8;
   const uint64_t word = core_.mem.read_le(addr, 8);
@@ -23,7 +32,7 @@ void ComputeElement::issue_instruction() {
                        std::to_string(pc) + " is outside instruction memory (" +
                        std::to_string(core_.cfg.max_instructions()) + " instructions)");
   }
-  const Instruction in = decode(fetch_word(pc));
+  const Instruction in = decode(fetch(pc));  // pc checked above
   if (in.op == isa::Op::illegal) {
     // An unassigned opcode hints at empty or overwritten memory; else name the bad operand.
     const std::string why = in.named == isa::Op::illegal

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <string>
 
 #include "wafersim/errors.hpp"
@@ -17,8 +18,12 @@ Simulator::Simulator(Fabric& fabric)
     : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())) {}
 
 void Simulator::set_threads(int threads) {
-  if (threads < 0) throw ConfigError("threads must be >= 0 (0: OpenMP default), got " +
-                                     std::to_string(threads));
+  // A bound far above any machine here, so a typo does not ask OpenMP for 10^6 threads.
+  constexpr int kMaxThreads = 1024;
+  if (threads < 0 || threads > kMaxThreads) {
+    throw ConfigError("threads must be in 0.." + std::to_string(kMaxThreads) +
+                      " (0: OpenMP default), got " + std::to_string(threads));
+  }
   threads_ = threads;
 }
 
@@ -221,29 +226,67 @@ void Simulator::run_rows_interleaved(uint64_t t, bool slow_links) {
 }
 
 RunResult Simulator::run(uint64_t max_cycles) {
+  start_run(max_cycles);
+  advance(Clock::time_point::max());
+  return finish_run();
+}
+
+void Simulator::check_can_run() const {
   if (broken_) {
     throw WaferError("this wafer stopped mid-cycle after an error; build a new one to run again");
   }
-  RunResult result;
-  result.start_cycle = cycle_;
+  if (run_open_) {
+    throw WaferError("this wafer is already running (run() called again during a run, e.g. "
+                     "from a signal handler)");
+  }
+}
+
+void Simulator::start_run(uint64_t max_cycles) {
+  check_can_run();
+  run_ = RunResult{};
+  run_.start_cycle = cycle_;
+  run_max_cycles_ = max_cycles;
+  idle_for_ = 0;
   parallel_phases_ = 0;
-  fabric_.latch_endpoint_stalls();
-  rebuild_active();
-  // The fabric may keep its state in a form of its own while the cycles run; it writes it
-  // back however the run ends.
-  fabric_.begin_run();
-  struct EndRun {
-    fabric::Fabric& f;
-    ~EndRun() { f.end_run(); }
-  } end_run{fabric_};
   for (RowState& rs : rows_) {
     rs.counters = fabric::CycleCounters{};
   }
+  fabric_.latch_endpoint_stalls();
+  rebuild_active();
+  // The fabric may keep its state in a form of its own while the cycles run (also while a
+  // run pauses); close_run writes it back.
+  fabric_.begin_run();
+  run_open_ = true;
+}
+
+void Simulator::close_run() {
+  fabric_.end_run();
+  // The packet-mode cycle loop reads its host ports' stall bits directly: latch them for
+  // whoever looks at the routers between runs.
+  fabric_.latch_endpoint_stalls();
+  run_open_ = false;
+}
+
+// A pause keeps the active set, the watchdog's count and this run's counters, so the cycles
+// after it are the ones an uninterrupted run would have simulated.
+bool Simulator::advance(Clock::time_point pause_at) {
+  if (!run_open_) internal_error("Simulator::advance without start_run");
+  RunResult& result = run_;
+  struct CloseOnError {  // an error ends the run
+    Simulator& s;
+    int pending = std::uncaught_exceptions();
+    ~CloseOnError() {
+      if (std::uncaught_exceptions() > pending && s.run_open_) s.close_run();
+    }
+  } close_on_error{*this};
   const bool slow_links = fabric_.topology().has_diagonals() &&
                           fabric_.topology().diag_hop_cycles == 2;
-  uint64_t idle_for = 0;
   bool& in_flight = in_flight_;  // wavelets on 2-cycle links, arriving next cycle
-  while (result.cycles < max_cycles) {
+  // Reading the clock costs about as much as a small fabric's cycle: look at it after
+  // enough work (every 256 cycles on a small fabric, every cycle on a large one).
+  constexpr uint64_t kClockWork = 16384, kCycleWork = 64;
+  uint64_t work = 0;
+  while (result.cycles < run_max_cycles_) {
     if (rows_a_.empty() && !in_flight) {
       result.quiescent = true;
       break;
@@ -258,7 +301,7 @@ RunResult Simulator::run(uint64_t max_cycles) {
     }
 
     // Merge this cycle's counters (in row order) and find next cycle's active rows.
-    uint64_t moves = 0, progress = 0, slow = 0;
+    uint64_t moves = 0, progress = 0, slow = 0, processed = 0;
     rows_a_.clear();
     active_routers_ = 0;
     for (int r : rows_b_) {
@@ -267,33 +310,42 @@ RunResult Simulator::run(uint64_t max_cycles) {
       progress += rs.counters.progress;
       slow += rs.counters.slow_links_used;
       queued_ += rs.counters.queued_delta;
-      result.router_cycles += rs.processed;
+      processed += rs.processed;
       rs.counters.start_cycle();
       if (rs.active_count) rows_a_.push_back(r);
       active_routers_ += rs.active_count;
     }
+    result.router_cycles += processed;
     in_flight = slow > 0;
     result.moves += moves;
     ++result.cycles;
     ++cycle_;
     if (moves + progress > 0) {
-      idle_for = 0;
-    } else if (++idle_for >= watchdog_) {
-      fabric_.end_run();  // the report reads the routers
-      fabric_.latch_endpoint_stalls();  // packet mode latches them only here (see below)
-      throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for) +
+      idle_for_ = 0;
+    } else if (++idle_for_ >= watchdog_) {
+      close_run();  // the report reads the routers
+      throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for_) +
                               " cycles (watchdog) at cycle " + std::to_string(cycle_) +
                               " with " + std::to_string(queued_) +
                               " wavelet(s) queued in routers [0306]",
                           deadlock_report(fabric_, cycle_));
     }
+    work += kCycleWork + processed;
+    if (work >= kClockWork) {
+      work = 0;
+      if (Clock::now() >= pause_at) return false;
+    }
   }
   if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
-  // The packet-mode cycle loop reads its host ports' stall bits directly: latch them for
-  // whoever looks at the routers between runs.
-  fabric_.latch_endpoint_stalls();
-  result.parallel_phases = parallel_phases_;
+  return true;
+}
 
+RunResult Simulator::finish_run() {
+  if (!run_open_) internal_error("Simulator::finish_run without start_run");
+  close_run();
+  RunResult result = std::move(run_);
+  run_ = RunResult{};
+  result.parallel_phases = parallel_phases_;
   for (RowState& rs : rows_) {
     const auto& c = rs.counters;
     result.injected += c.injected;

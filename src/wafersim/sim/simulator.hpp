@@ -8,6 +8,7 @@
 // results and cycle counts do not depend on the number of threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,21 @@ class Simulator {
   // RouteError the fabric is left mid-cycle and further runs are refused.
   RunResult run(uint64_t max_cycles);
 
+  // The same run in steps, so that the host can look for interrupts in between:
+  // start_run, then advance until it returns true, then finish_run. advance returns false
+  // when the wall clock passes `pause_at` (looked at every few hundred cycles, or every
+  // cycle on a large fabric), between two cycles; the next advance goes on from there, and
+  // results do not depend on where a run paused. While paused, the compute elements can be
+  // read (packet-mode routers may still hold their run-time form). finish_run also ends a
+  // paused run early (its statistics then cover the cycles so far); an error thrown by
+  // advance ends the run by itself.
+  using Clock = std::chrono::steady_clock;
+  void check_can_run() const;  // WaferError after a RouteError, or while a run is open
+  void start_run(uint64_t max_cycles);
+  bool advance(Clock::time_point pause_at);
+  RunResult finish_run();
+  bool run_open() const { return run_open_; }
+
   // Whether a previous run ended in an error that left the state mid-cycle.
   bool broken() const { return broken_; }
 
@@ -69,6 +85,7 @@ class Simulator {
   };
 
   void rebuild_active();
+  void close_run();  // writes the fabric's state back; the run is over
   void row_phase_a(int row, uint64_t t);
   void row_phase_b(int row, uint64_t t);
   void collect_source_rows(int row, int* out, int& n) const;
@@ -98,6 +115,11 @@ class Simulator {
   size_t parallel_min_routers_ = 512;
   uint64_t parallel_phases_ = 0;  // this run's phases in several threads
   bool broken_ = false;
+  // The run in progress (between start_run and finish_run).
+  bool run_open_ = false;
+  uint64_t run_max_cycles_ = 0;
+  uint64_t idle_for_ = 0;  // cycles without progress (the watchdog's count)
+  RunResult run_;
 };
 
 }  // namespace wafersim::sim

@@ -212,10 +212,17 @@ uint64_t Wafer::pending_injections() const {
 }
 
 RunResult Wafer::run(uint64_t max_cycles) {
+  start_run(max_cycles);
+  sim_.advance(Simulator::Clock::time_point::max());
+  return sim_.finish_run();
+}
+
+void Wafer::start_run(uint64_t max_cycles) {
+  sim_.check_can_run();  // before touching anything a paused run still uses
   prepare();
   fabric_.compact_queues();
   mark_ce_stats();
-  return sim_.run(max_cycles);
+  sim_.start_run(max_cycles);
 }
 
 void Wafer::reset_counters() {

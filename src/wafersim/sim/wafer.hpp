@@ -71,6 +71,9 @@ class Wafer {
   uint64_t pending_injections() const;
 
   RunResult run(uint64_t max_cycles);
+  // The same run in steps (Simulator::start_run): start_run, then simulator().advance until
+  // it returns true, then simulator().finish_run.
+  void start_run(uint64_t max_cycles);
 
   // Counters since construction or the last reset (docs/fabric.md).
   void reset_counters();

@@ -6,7 +6,9 @@
    10 million router-cycles per second on one core; ratios are printed against it, and
    the 2-thread speed-up against 1 thread.
 2. Sparse activity: the same 64x64 fabric carrying a few routes, where idle routers cost
-   nothing (active set): router-cycles per second grow with the idle fraction.
+   nothing (active set): router-cycles per second grow with the idle fraction. And the
+   color pass at saturation: every row streams east and every column north, one wavelet
+   per link per cycle (colors without runtime switches).
 3. A 1024x1024 fabric with a handful of routes builds and runs 10,000 cycles; peak RSS is
    measured in a child process and compared with the 4 GB budget.
 
@@ -54,6 +56,18 @@ def sparse_run_seconds(size: int, cycles: int, threads: int) -> tuple[float, flo
     stats = w.run(cycles)
     dt = time.perf_counter() - t0
     return dt, stats.router_cycles / (size * size * stats.cycles)
+
+
+def saturated_colors_seconds(size: int, cycles: int, threads: int) -> float:
+    w = ws.Wafer(size, size, threads=threads)
+    for i in range(size):
+        w.route(0, path=[(i, c) for c in range(size)])  # row i, eastward
+        w.route(1, path=[(r, i) for r in range(size)])  # column i, northward
+        w.inject((i, 0), 0, data=np.arange(cycles))
+        w.inject((0, i), 1, data=np.arange(cycles))
+    t0 = time.perf_counter()
+    w.run(cycles)
+    return time.perf_counter() - t0
 
 
 def best(fn, repeat: int):
@@ -111,6 +125,11 @@ def main() -> None:
     dt, busy = min(sparse_run_seconds(n, args.cycles, 1) for _ in range(args.repeat))
     print(f"sparse activity (4 streaming routes, {100 * busy:.1f}% of routers busy per cycle), "
           f"1 thread: {work / dt / 1e6:.1f} M simulated router-cycles/s")
+
+    for threads in (1, 2):
+        dt = min(saturated_colors_seconds(n, args.cycles, threads) for _ in range(args.repeat))
+        print(f"color routes at saturation (every row east, every column north), {threads} "
+              f"thread(s): {work / dt / 1e6:.1f} M router-cycles/s")
 
     code = BIG.format(n=args.big, cycles=args.big_cycles)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

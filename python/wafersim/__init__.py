@@ -26,6 +26,7 @@ from .wafer import RouterView, Wafer
 from .wafer_pes import WaferPE
 from . import noc
 from . import kernels
+from . import switches
 
 # Training (nn, mapping, train) and buffer balancing load on first use: `import wafersim`
 # stays as quick as it was for fabric and kernel work.
@@ -72,6 +73,7 @@ __all__ = [
     "layout",
     "noc",
     "kernels",
+    "switches",
     "nn",
     "mapping",
     "map",

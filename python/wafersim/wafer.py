@@ -106,6 +106,57 @@ class RouterView:
         """Queued wavelets of ``color``, oldest first, as (color, ctrl, index, data)."""
         return list(self._w._core.queue(self._id, _int(color, "color", 0, 63)))
 
+    # --- runtime switches (docs/fabric.md, "Switches"; commands in wafersim.switches) ----
+    def set_switch(self, color: int, positions, *, ring: bool = False, start: int = 0) -> None:
+        """Gives ``color`` here up to four switch positions beside its route (position 0).
+
+        Each position is ``{"rx": dirs}`` or ``{"tx": dirs}`` (or a pair ``("tx", dirs)``):
+        it replaces where the color comes from or where it goes and keeps the other field
+        from the position before. Control wavelets of the color move the switch (advance,
+        reset to 0); ``ring`` wraps from the last position to 0, else the switch stays at
+        the last. ``start``: the position it begins in. Set the route first.
+        """
+        color = self._w._fabric_color(color)
+        if isinstance(positions, (str, bytes, dict)) or not hasattr(positions, "__iter__"):
+            raise ConfigError("positions must be a list of {'rx': dirs} or {'tx': dirs}, "
+                              f"got {positions!r}")
+        rx, masks = [], []
+        for i, p in enumerate(positions):
+            pair = next(iter(p.items())) if isinstance(p, dict) and len(p) == 1 else p
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and pair[0] in ("rx", "tx")):
+                raise ConfigError(f"positions[{i}] must name one field, {{'rx': dirs}} or "
+                                  f"{{'tx': dirs}}, got {p!r}")
+            rx.append(pair[0] == "rx")
+            masks.append(_mask(pair[1], f"positions[{i}].{pair[0]}"))
+        if not isinstance(ring, (bool, np.bool_)):
+            raise ConfigError(f"ring must be True or False, got {ring!r}")
+        self._w._core.set_switch(self._id, color, np.array(rx, np.uint8),
+                                 np.array(masks, np.uint16), bool(ring), _int(start, "start", 0, 4))
+
+    def clear_switch(self, color: int) -> None:
+        """Removes the switch of ``color`` here; the color keeps its route (position 0)."""
+        self._w._core.clear_switch(self._id, self._w._fabric_color(color))
+
+    def switch(self, color: int) -> dict | None:
+        """The switch of ``color`` here (None without one): its ``positions`` as given,
+        ``ring``, ``start``, the ``position`` the next forwarded wavelet uses, and the
+        (rx, tx) of every position (``routes``, position 0 first)."""
+        st = self._w._core.switch_state(self._id, self._w._fabric_color(color))
+        if st is None:
+            return None
+        positions = [{"rx" if r else "tx": _names(m)} for r, m in zip(st["rx"], st["masks"])]
+        return {"positions": positions, "ring": bool(st["ring"]), "start": int(st["start"]),
+                "position": int(st["position"]),
+                "routes": [(_names(s), _names(d)) for d, s in zip(st["dest"], st["src"])]}
+
+    def switch_position(self, color: int) -> int:
+        """The current position of the switch of ``color`` here (the one the next
+        forwarded wavelet uses); ConfigError without a switch."""
+        st = self.switch(color)
+        if st is None:
+            raise ConfigError(f"color {color} has no switch at router {(self.row, self.col)}")
+        return st["position"]
+
 
 class Wafer(PeHost):
     """A wafer of ``rows x cols`` PEs joined by a wavelet fabric.

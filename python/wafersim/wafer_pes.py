@@ -1,5 +1,6 @@
 """The compute elements of a wafer, from the host: programs, symbols, memory copies over
-rectangles of PEs, task launches, streams through edge ports, statistics and traces.
+rectangles of PEs, task launches, streams through edge ports and straight into and out of
+any PE's compute element, statistics and traces.
 
 A PE gets a compute element when a program is loaded there (``w.pe(r, c).load(prog)`` or
 ``w.load(prog, rect)``); until then its ramp is free for host ports. ``Wafer`` inherits
@@ -22,13 +23,21 @@ from pathlib import Path
 import numpy as np
 
 from .asm import Program, assemble
-from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, encode_values,
-                        load_program, symbol_values, trace_events, write_chrome_trace)
+from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, decode_values,
+                        encode_values, load_program, symbol_values, trace_events,
+                        write_chrome_trace)
 from .errors import ConfigError
 from .layout import Rect
 from .stats import PeStats
+from .switches import control_data
 
 __all__ = ["WaferPE", "PeHost"]
+
+
+def _task_id(task) -> int:
+    if isinstance(task, bool) or not isinstance(task, numbers.Integral) or not 0 <= task <= 63:
+        raise ConfigError(f"task must be a task id 0..63, got {task!r}")
+    return int(task)
 
 
 class WaferPE(CeAccess):
@@ -265,6 +274,95 @@ class PeHost:
         """Sends a control (closeout) wavelet on ``color`` whose index starts task
         ``index & 63`` at the receiving PE [0371], [0419]."""
         self.inject(at, color, 0, index=index, ctrl=True, cycle=cycle)
+
+    def send_control(self, at, color: int, commands=(), *, arg: int = 0, task: int = 0,
+                     switch_only: bool = False, cycle=None) -> None:
+        """Sends a control wavelet on ``color`` from the host port ``at`` carrying switch
+        ``commands`` (``commands[h]`` for the router h hops on; hop 0 is the router of
+        ``at``), the 16-bit ``arg`` (r2 of the control task ``task`` it starts at the
+        receiving CE), or, with ``switch_only``, for the routers only
+        (:mod:`wafersim.switches`, docs/fabric.md)."""
+        data = control_data(commands, arg, switch_only=switch_only)
+        self.inject(at, color, data, index=_task_id(task), ctrl=True, cycle=cycle)
+
+    # ---- streams into and out of any PE's compute element ---------------------------------------
+    def stream_h2d(self, color: int, values, rect=None, *, dtype: str = "fp16", sw: int = 1,
+                   index=None, ctrl=None) -> int:
+        """Streams ``values`` on ``color`` straight into the input queues of the compute
+        elements of ``rect``, as if their routers sent them down the off-ramp: at most one
+        wavelet per PE and cycle, in order, only while the CE does not stall the color.
+
+        ``values`` has shape ``(height, width, n)`` (PE ``(row + i, col + j)`` gets
+        ``values[i, j]``) or is flat, filling the rectangle's PEs in row-major order, n
+        each. They are encoded as for :meth:`stream`; ``index`` and ``ctrl`` broadcast
+        against ``(height, width, wavelets)``. Returns the wavelets per PE."""
+        color = self._fabric_color(color)
+        rect = self.rect(rect)
+        npe = rect.height * rect.width
+        arr = np.asarray(values)
+        if arr.ndim >= 2 and arr.shape[:2] == rect.shape:
+            per_pe = arr.reshape(npe, -1)
+        elif arr.ndim == 1 and arr.size % npe == 0:
+            per_pe = arr.reshape(npe, -1)
+        else:
+            raise ConfigError(f"stream_h2d: values must have shape {rect.shape + ('n',)} or be "
+                              f"flat with a multiple of {npe} elements (the PEs of "
+                              f"{rect.describe()}), got shape {arr.shape}")
+        data = np.stack([encode_values(v, dtype, sw) for v in per_pe]) if per_pe.size else \
+            np.zeros((npe, 0), np.uint32)
+        k = data.shape[1]
+
+        def column(value, name, hi):
+            a = np.asarray(0 if value is None else value)
+            if not (np.issubdtype(a.dtype, np.integer) or a.dtype == bool):
+                raise ConfigError(f"stream_h2d: {name} must be integers, got dtype {a.dtype}")
+            if a.ndim >= 2 and a.shape[:2] == rect.shape:
+                a = a.reshape(npe, -1)
+            try:
+                a = np.broadcast_to(a, (npe, k))
+            except ValueError:
+                raise ConfigError(f"stream_h2d: {name} has shape {np.shape(value)}, which does "
+                                  f"not match {k} wavelet(s) per PE of {rect.describe()}") from None
+            if a.size and (a.min() < 0 or a.max() > hi):
+                raise ConfigError(f"stream_h2d: {name} must be in 0..{hi}")
+            return np.ascontiguousarray(a, np.uint16 if hi > 1 else np.uint8).ravel()
+
+        idx, ctl = column(index, "index", 0xFFFF), column(ctrl, "ctrl", 1)
+        self._core.feed_ces(rect.ids(self.cols), color, np.ascontiguousarray(data).ravel(),
+                            idx, ctl)
+        return k
+
+    def capture(self, color: int, rect=None, *, on: bool = True) -> None:
+        """From now on (``on=False``: no longer), what the compute elements of ``rect``
+        send on ``color`` goes to the host instead of their routers (one wavelet per cycle,
+        never stalled); read it with :meth:`stream_d2h`. Lasts across program loads."""
+        color = self._fabric_color(color)
+        self._core.set_ce_capture(self.rect(rect).ids(self.cols), color, bool(on))
+
+    def stream_d2h(self, color: int, rect=None, *, dtype: str = "fp16", sw: int = 1,
+                   include_control: bool = False) -> np.ndarray:
+        """Takes the values the compute elements of ``rect`` sent on ``color`` to the host
+        (see :meth:`capture`) as an array of shape ``(height, width, n)``, oldest first.
+        Every PE must have sent the same number (else ConfigError, and nothing is taken:
+        take them one PE at a time). Control wavelets are left out unless
+        ``include_control``."""
+        color = self._fabric_color(color)
+        rect = self.rect(rect)
+        ids = rect.ids(self.cols)
+        raw = self._core.captured(ids, color, False)
+        keep = np.ones(len(raw["data"]), bool) if include_control else raw["ctrl"] == 0
+        # a rectangle's ids ascend, and what comes back is grouped PE by PE in that order
+        counts = np.bincount(np.searchsorted(ids, raw["router"][keep]), minlength=len(ids))
+        if len(set(counts.tolist())) > 1:
+            pts = rect.points()
+            detail = ", ".join(f"PE {pts[i]}: {int(c)}" for i, c in enumerate(counts[:8]))
+            more = ", ..." if len(pts) > 8 else ""
+            raise ConfigError(f"stream_d2h(color {color}): the PEs of {rect.describe()} sent "
+                              f"different numbers of wavelets ({detail}{more}); take them one "
+                              "PE at a time (rect=(row, col))")
+        self._core.captured(ids, color, True)
+        vals = decode_values(raw["data"][keep], dtype, sw)
+        return vals.reshape(rect.height, rect.width, -1)
 
     # ---- statistics and traces ----------------------------------------------------------------
     def _pe_run_stats(self) -> PeStats:

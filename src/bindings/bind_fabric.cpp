@@ -140,6 +140,47 @@ void bind_fabric(py::module_& root) {
              return w.fabric().route(router_arg(w, id), color);
            })
       .def("clear_routes", [](Wafer& w, int color) { w.fabric().clear_routes(color); })
+      // runtime switches: position i+1 sets Src (rx[i] = 1) or Dest (rx[i] = 0) to masks[i]
+      .def("set_switch",
+           [](Wafer& w, int64_t id, int color, const CArray<uint8_t>& rx,
+              const CArray<uint16_t>& masks, bool ring, int start) {
+             if (rx.size() != masks.size()) {
+               throw ConfigError("set_switch: rx and masks must have the same length");
+             }
+             std::vector<SwitchPosition> pos(static_cast<size_t>(rx.size()));
+             for (size_t i = 0; i < pos.size(); ++i) pos[i] = {rx.data()[i] != 0, masks.data()[i]};
+             w.fabric().set_switch(router_arg(w, id), color, pos, ring, start);
+           },
+           py::arg("id"), py::arg("color"), py::arg("rx").noconvert(),
+           py::arg("masks").noconvert(), py::arg("ring"), py::arg("start"))
+      .def("clear_switch",
+           [](Wafer& w, int64_t id, int color) {
+             w.fabric().clear_switch(router_arg(w, id), color);
+           })
+      .def("switch_state",
+           [](const Wafer& w, int64_t id, int color) -> py::object {
+             const RouteSwitch* sw = w.fabric().route_switch(router_arg(w, id), color);
+             if (sw == nullptr) return py::none();
+             py::dict d;
+             py::list rx, masks, dest, src;
+             for (int p = 0; p < sw->last; ++p) {
+               rx.append(sw->positions[static_cast<size_t>(p)].rx);
+               masks.append(sw->positions[static_cast<size_t>(p)].mask);
+             }
+             for (int p = 0; p <= sw->last; ++p) {
+               dest.append(sw->dest[static_cast<size_t>(p)]);
+               src.append(sw->src[static_cast<size_t>(p)]);
+             }
+             d["rx"] = rx;
+             d["masks"] = masks;
+             d["dest"] = dest;
+             d["src"] = src;
+             d["ring"] = sw->ring;
+             d["start"] = sw->start;
+             d["position"] = sw->pos_out;
+             d["arrival_position"] = sw->pos_in;
+             return d;
+           })
       .def("check_routes", &Wafer::check_routes)
       .def("usable_ports", [](const Wafer& w, int r, int c) { return w.fabric().usable_ports(r, c); })
       .def("link_ports",
@@ -171,6 +212,24 @@ void bind_fabric(py::module_& root) {
         return collected(w.collect(router, port));
       })
       .def_property_readonly("pending_injections", &Wafer::pending_injections)
+      // host streams into and out of compute elements
+      .def("feed_ces",
+           [](Wafer& w, const CArray<uint32_t>& ids, int color, const CArray<uint32_t>& data,
+              const CArray<uint16_t>& index, const CArray<uint8_t>& ctrl) {
+             w.feed_ces(view(ids), color, view(data), view(index), view(ctrl));
+           },
+           py::arg("ids").noconvert(), py::arg("color"), py::arg("data").noconvert(),
+           py::arg("index").noconvert(), py::arg("ctrl").noconvert())
+      .def("set_ce_capture",
+           [](Wafer& w, const CArray<uint32_t>& ids, int color, bool on) {
+             w.set_ce_capture(view(ids), color, on);
+           },
+           py::arg("ids").noconvert(), py::arg("color"), py::arg("on"))
+      .def("captured",
+           [](Wafer& w, const CArray<uint32_t>& ids, int color, bool take) {
+             return collected(w.captured(view(ids), color, take));
+           },
+           py::arg("ids").noconvert(), py::arg("color"), py::arg("take"))
       // running
       .def("set_packet_bit_planes",
            [](Wafer& w, bool on) { return w.fabric().set_packet_bit_planes(on); },

@@ -1,5 +1,6 @@
 """A small, safe expression evaluator for assembler operands: integers, floats, symbols,
-arithmetic and a few functions (``fp16(x)``, ``fp32(x)``, ``sizeof(sym)``, ``count(sym)``).
+arithmetic and a few functions (``fp16(x)``, ``fp32(x)``, ``sizeof(sym)``, ``count(sym)``,
+``switch_cmds(adv, nop, rst, ..., switch_only=1)``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,29 @@ def _fp32(x) -> int:
     return int(np.array(float(x), dtype=np.float32).view(np.uint32))
 
 
+def _switch_cmds(node: ast.Call, ev) -> int:
+    """The 16-bit command word of a control wavelet (wafersim.switches): one command name
+    per hop, ``switch_only=`` a flag."""
+    from ..switches import COMMANDS, commands_word
+
+    cmds = []
+    for a in node.args:
+        if not isinstance(a, ast.Name) or a.id.lower() not in COMMANDS:
+            raise ExpressionError(f"switch_cmds() takes command names ({', '.join(COMMANDS)}), "
+                                  f"got {ast.unparse(a)!r}")
+        cmds.append(a.id.lower())
+    only = False
+    for kw in node.keywords:
+        if kw.arg != "switch_only":
+            raise ExpressionError("switch_cmds() takes only the keyword switch_only, got "
+                                  f"{kw.arg!r}")
+        only = bool(ev(kw.value))
+    try:
+        return commands_word(cmds, switch_only=only)
+    except ValueError as e:
+        raise ExpressionError(str(e)) from None
+
+
 def evaluate(text: str, symbols: dict, sizes: dict | None = None):
     """Evaluates ``text``; names come from ``symbols``; ``sizes`` maps a name to
     (bytes, elements) for sizeof()/count()."""
@@ -57,6 +81,9 @@ def evaluate(text: str, symbols: dict, sizes: dict | None = None):
             return _BIN[type(node.op)](ev(node.left), ev(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UN:
             return _UN[type(node.op)](ev(node.operand))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "switch_cmds":
+            return _switch_cmds(node, ev)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1:
             fn = node.func.id
             if fn in ("sizeof", "count"):
@@ -68,7 +95,8 @@ def evaluate(text: str, symbols: dict, sizes: dict | None = None):
                 return _fp16(ev(node.args[0]))
             if fn == "fp32":
                 return _fp32(ev(node.args[0]))
-            raise ExpressionError(f"unknown function {fn!r} (fp16, fp32, sizeof, count)")
+            raise ExpressionError(f"unknown function {fn!r} (fp16, fp32, sizeof, count, "
+                                  "switch_cmds)")
         raise ExpressionError(f"unsupported expression {ast.unparse(node)!r}")
 
     return ev(tree)

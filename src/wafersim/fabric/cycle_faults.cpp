@@ -61,4 +61,13 @@ void fail_missing_endpoint(CycleCounters& counters) {
       "internal error (please report): delivery to a missing endpoint", ErrorCategory::internal)));
 }
 
+void fail_switch_command(CycleCounters& counters, const Topology& t, uint32_t id,
+                         const Wavelet& w) {
+  counters.fail(std::make_exception_ptr(RouteError(
+      "a control wavelet of color " + std::to_string(w.color) + " carried the reserved switch "
+      "command 3 to the switch at router " + router_name(t, id) + " (hop " +
+      std::to_string(w.hops) + ", data bits " + std::to_string(17 + 2 * w.hops) + ":" +
+      std::to_string(16 + 2 * w.hops) + "); commands are 0 no-op, 1 advance, 2 reset")));
+}
+
 }  // namespace wafersim::fabric

@@ -27,4 +27,8 @@ enum class EnqueueFault : uint8_t { no_route, not_a_source, two_sources, overflo
 
 [[gnu::cold, gnu::noinline]] void fail_missing_endpoint(CycleCounters& counters);
 
+// A control wavelet carried the reserved switch command to a router with a switch.
+[[gnu::cold, gnu::noinline]] void fail_switch_command(CycleCounters& counters, const Topology& t,
+                                                      uint32_t id, const Wavelet& w);
+
 }  // namespace wafersim::fabric

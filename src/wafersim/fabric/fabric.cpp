@@ -189,10 +189,22 @@ void Fabric::apply_route(uint32_t id, int color, DirMask dest, DirMask src) {
                        " at router " + router_name(topology(), id) +
                        " while wavelets are queued there");
     }
+    if (rt.has(color)) drop_switch(slot(id, color));
     queues_.remove_slot(rt, color);
     return;
   }
   QueueSlot& s = queues_.ensure_slot(rt, color);
+  if (RouteSwitch* sw = switch_of(s)) {  // the route is the switch's position 0
+    if (s.count != 0 && (sw->dest[0] != dest || sw->src[0] != src)) {
+      throw RouteError("cannot change the route of color " + std::to_string(color) +
+                       " at router " + router_name(topology(), id) +
+                       " while wavelets are queued there");
+    }
+    sw->rebuild(dest, src);
+    s.dest = sw->dest[sw->pos_out];
+    s.src = sw->src[sw->pos_in];
+    return;
+  }
   if (s.count != 0 && (s.dest != dest)) {
     throw RouteError("cannot change the Dest of color " + std::to_string(color) +
                      " at router " + router_name(topology(), id) +
@@ -218,6 +230,10 @@ std::pair<DirMask, DirMask> Fabric::route(uint32_t id, int color) const {
   const Router& rt = routers_[id];
   if (config_.packet_mode || !rt.has(static_cast<unsigned>(color))) return {0, 0};
   const QueueSlot& s = slot(id, static_cast<unsigned>(color));
+  if (s.switch_id != kNoSwitch) {
+    const RouteSwitch& sw = switches_[s.switch_id];
+    return {sw.dest[0], sw.src[0]};
+  }
   return {s.dest, s.src};
 }
 
@@ -319,6 +335,7 @@ void Fabric::reset_counters() {
     rt.occupancy_max = 0;
     for_each_slot(id, [](QueueSlot& s) { s.forwarded = 0; });
   }
+  for (RouteSwitch& sw : switches_) sw.forwarded = {};
   for (int d = 0; d < kNumDirs; ++d) {
     const auto dir = static_cast<Dir>(d);
     for (uint32_t id = 0; id < routers_.size(); ++id) {

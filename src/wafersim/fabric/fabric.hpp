@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "wafersim/fabric/packet_routing.hpp"
 #include "wafersim/fabric/queue_arena.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
+#include "wafersim/fabric/route_switch.hpp"
 #include "wafersim/fabric/router.hpp"
 #include "wafersim/fabric/topology.hpp"
 
@@ -94,11 +96,26 @@ class Fabric {
   // --- routes (color mode): the static Dest and Src vectors of [0318], [0322] -----------
   // Replaces (set) or adds to (add) the masks of `color` at router `id`. Every direction
   // must exist at that router (a link, the ramp, or a border edge port). Throws RouteError.
+  // With a switch, these are its position 0.
   void set_route(uint32_t id, int color, DirMask dest, DirMask src);
   void add_route(uint32_t id, int color, DirMask dest, DirMask src);
   std::pair<DirMask, DirMask> route(uint32_t id, int color) const;
-  // Removes every route of `color` (all colors when color < 0); their queues must be empty.
+  // Removes every route of `color` (all colors when color < 0), and their switches; their
+  // queues must be empty.
   void clear_routes(int color);
+
+  // --- runtime switches (color mode; route_switch.hpp, fabric_switches.cpp) -------------
+  // Gives `color` at router `id` the positions 1..n (n <= kMaxSwitchPositions) beside its
+  // route (position 0), starting in `start`, wrapping to 0 after n when `ring`. The color
+  // needs a route there and an empty queue. Throws RouteError / ConfigError.
+  void set_switch(uint32_t id, int color, std::span<const SwitchPosition> positions, bool ring,
+                  int start);
+  void clear_switch(uint32_t id, int color);  // nothing to do without a switch
+  const RouteSwitch* route_switch(uint32_t id, int color) const;  // nullptr: none
+  // Dest and Src over every position of the color's switch (without one: the route).
+  std::pair<DirMask, DirMask> route_union(uint32_t id, int color) const;
+  // Colors with a switch at some router: their control wavelets carry switch commands.
+  ColorMask switched_colors() const { return switched_colors_; }
   // Bumped by every route change, so callers can tell when to check routes again.
   uint64_t routes_version() const { return routes_version_; }
 
@@ -190,6 +207,10 @@ class Fabric {
                               uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
   void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
+  RouteSwitch* switch_of(const QueueSlot& s) {
+    return s.switch_id == kNoSwitch ? nullptr : &switches_[s.switch_id];
+  }
+  void drop_switch(QueueSlot& s);
 
   FabricConfig config_;
   int capacity_;
@@ -230,6 +251,9 @@ class Fabric {
   PacketPlanes planes_;
   void load_planes();
   void store_planes();
+  // Runtime switches, by QueueSlot::switch_id; a removed one leaves an unused entry.
+  std::vector<RouteSwitch> switches_;
+  ColorMask switched_colors_ = 0;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).

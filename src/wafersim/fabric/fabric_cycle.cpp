@@ -90,6 +90,10 @@ class Fabric::RowPass : RowFrame {
   [[gnu::always_inline]] void enqueue(Router& rt, uint32_t id, const Wavelet& w,
                                       Dir from, uint64_t& arrived, uint8_t* arrived_from);
   void deliver(PortAttachment& a, const Wavelet& w);
+  // Runtime switches (route_switch.hpp), off the fast path: a control wavelet of a
+  // switched color was queued, or a switched color's head leaves.
+  [[gnu::noinline]] void switch_arrival(QueueSlot& s, uint32_t id, const Wavelet& w);
+  [[gnu::noinline]] void switch_departure(QueueSlot& s, const Wavelet& head);
   [[gnu::always_inline]] void finish_endpoint(PortAttachment& a);
 
   const int capacity_;
@@ -222,6 +226,9 @@ inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col) {
     const unsigned i = static_cast<unsigned>(std::countr_zero(m));
     QueueSlot& s = slots[i];
     if ((s.sent & s.dest) != s.dest) continue;
+    if (s.switch_id != kNoSwitch) [[unlikely]] {
+      switch_departure(s, entries[i * capacity_ + s.head]);
+    }
     s.sent = 0;
     s.head = ring_next(s.head, capacity_);
     --s.count;
@@ -321,11 +328,40 @@ inline void Fabric::RowPass::enqueue(Router& rt, uint32_t id, const Wavelet& w, 
   ++rt.queued;
   ++rt.enqueued;
   ++tally_.queued_delta;
+  if (w.ctrl && s.switch_id != kNoSwitch) [[unlikely]] switch_arrival(s, id, w);
+}
+
+// The control wavelet was taken in with the position in force; later arrivals see the
+// position its command leaves.
+void Fabric::RowPass::switch_arrival(QueueSlot& s, uint32_t id, const Wavelet& w) {
+  RouteSwitch& sw = f_.switches_[s.switch_id];
+  const unsigned command = switch_command(w);
+  if (command == kSwitchReserved) {
+    fail_switch_command(counters_, f_.topology(), id, w);
+    return;
+  }
+  sw.pos_in = sw.next(sw.pos_in, command);
+  s.src = sw.src[sw.pos_in];
+}
+
+// The head went to every Dest direction of the position in force; a control wavelet then
+// moves the switch for the wavelets behind it.
+void Fabric::RowPass::switch_departure(QueueSlot& s, const Wavelet& head) {
+  RouteSwitch& sw = f_.switches_[s.switch_id];
+  ++sw.forwarded[sw.pos_out];
+  if (!head.ctrl) return;
+  sw.pos_out = sw.next(sw.pos_out, switch_command(head));
+  s.dest = sw.dest[sw.pos_out];
 }
 
 void Fabric::RowPass::deliver(PortAttachment& a, const Wavelet& w) {
   if (a.endpoint == nullptr) [[unlikely]] {
     fail_missing_endpoint(counters_);
+    return;
+  }
+  // A switch-only control wavelet ends here: only routers act on it.
+  if (w.ctrl && (w.data & kSwitchOnlyBit) && ((f_.switched_colors_ >> w.color) & 1u))
+      [[unlikely]] {
     return;
   }
   counters_.record_delivery(w, cycle_);

@@ -17,12 +17,13 @@ std::string link(const Topology& t, uint32_t from, Dir d) {
 }
 
 // Problems with the links of one color at one router: sends to a router that does not list
-// the link as a source, or takes wavelets in and sends them nowhere.
+// the link as a source, or takes wavelets in and sends them nowhere. A color with runtime
+// switches is checked over the union of its positions (route_union).
 void check_links(const Fabric& f, uint32_t id, unsigned color, std::vector<std::string>& errors) {
   const Topology& t = f.topology();
   const int r = static_cast<int>(id / static_cast<uint32_t>(t.cols));
   const int c = static_cast<int>(id % static_cast<uint32_t>(t.cols));
-  const auto [dest, src] = f.route(id, static_cast<int>(color));
+  const auto [dest, src] = f.route_union(id, static_cast<int>(color));
   if (dest == 0 && src != 0) {
     errors.push_back("color " + std::to_string(color) + " at router " + router_name(t, id) +
                      " has sources but no destination: its wavelets could never leave");
@@ -31,7 +32,7 @@ void check_links(const Fabric& f, uint32_t id, unsigned color, std::vector<std::
     const Dir d = first_dir(m);
     const int64_t n = t.neighbour(r, c, d);
     if (n < 0) continue;  // an edge port
-    const auto [ndest, nsrc] = f.route(static_cast<uint32_t>(n), static_cast<int>(color));
+    const auto [ndest, nsrc] = f.route_union(static_cast<uint32_t>(n), static_cast<int>(color));
     if (!(nsrc & bit(opposite(d)))) {
       errors.push_back("color " + std::to_string(color) + ": " + link(t, id, d) + " " +
                        router_name(t, static_cast<uint32_t>(n)) + " but that router does not " +
@@ -54,7 +55,7 @@ std::vector<std::pair<uint32_t, Dir>> find_cycle(const Fabric& f, unsigned color
     Dir via;  // the direction taken from this router to the next frame
   };
   auto next_links = [&](uint32_t id) {
-    return static_cast<DirMask>(f.route(id, static_cast<int>(color)).first & ~bit(kRamp));
+    return static_cast<DirMask>(f.route_union(id, static_cast<int>(color)).first & ~bit(kRamp));
   };
   std::vector<std::pair<uint32_t, Dir>> cycle;
   for (uint32_t start : nodes) {

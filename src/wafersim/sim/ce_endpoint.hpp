@@ -4,11 +4,17 @@
 // finish_cycle latches its stall bits. `progressed` reports any CE progress (an
 // instruction, a vector iteration, a pick, a wavelet), so long computations are not taken
 // for deadlocks.
+//
+// Host streams (docs/fabric.md, "Host streams into and out of compute elements"): the host
+// may put wavelets straight into the CE's input queue of a color, as if the router had
+// sent them down the off-ramp (one per cycle, in order per color, only while the CE does
+// not stall the color), and may take what the CE sends on a color instead of the router.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "wafersim/fabric/host_port.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
 #include "wafersim/pe/compute_element.hpp"
 
@@ -26,12 +32,37 @@ class CeEndpoint final : public fabric::RampEndpoint {
   void accept(const fabric::Wavelet& w, uint64_t /*cycle*/) override { ce_.accept_offramp(w); }
   void finish_cycle(uint64_t /*cycle*/) override { ce_.finish_cycle(); }
   fabric::ColorMask stall_to_router() const override { return ce_.stall_to_router(); }
-  bool idle() const override { return ce_.idle(); }
+  bool idle() const override { return fed_ == 0 && ce_.idle(); }
   std::string describe() const override;
   void waits(std::vector<fabric::EndpointWait>& out) const override;
 
+  // ---- host streams ------------------------------------------------------------------
+  // Queues `w` for the CE's input queue of its color (a fabric color).
+  void feed(const fabric::Wavelet& w);
+  size_t fed_pending() const { return fed_; }
+  // Colors whose wavelets the CE sends go to the host (taken with take_captured).
+  void set_capture(fabric::ColorMask colors) { capture_ = colors; }
+  fabric::ColorMask capture() const { return capture_; }
+  size_t captured_count() const { return captured_.size(); }
+  // What the CE sent on `color` to the host and was not taken yet, oldest first; `take`
+  // removes it.
+  std::vector<fabric::Arrival> captured(int color, bool take);
+
  private:
+  void feed_one();
+
   pe::ComputeElement ce_;
+  struct Feed {  // one color's host stream, in order
+    uint8_t color = 0;
+    size_t head = 0;
+    std::vector<fabric::Wavelet> items;
+  };
+  std::vector<Feed> feeds_;          // sorted by color
+  fabric::ColorMask feeding_ = 0;    // colors with wavelets still to enter
+  size_t fed_ = 0;                   // wavelets still to enter
+  uint8_t feed_last_ = 63;           // round-robin pointer over the colors
+  fabric::ColorMask capture_ = 0;
+  std::vector<fabric::Arrival> captured_;
 };
 
 }  // namespace wafersim::sim

@@ -29,10 +29,20 @@ ColorTraffic color_traffic(const Fabric& f) {
   for (uint32_t id = 0; id < f.router_count(); ++id) {
     f.for_each_slot(id, [&](const QueueSlot& s) {
       // Every dequeued wavelet went to each Dest direction once; the head may have gone to
-      // some of them already (Sent) [0319].
-      for (DirMask m = s.dest; m; m &= m - 1) {
+      // some of them already (Sent) [0319]. With a switch, each position counts its own.
+      const RouteSwitch* sw = f.route_switch(id, s.key);
+      auto forwarded = [&](Dir d) {
+        if (sw == nullptr) return s.forwarded;
+        uint64_t n = 0;
+        for (int p = 0; p <= sw->last; ++p) {
+          if (sw->dest[static_cast<size_t>(p)] & bit(d)) n += sw->forwarded[static_cast<size_t>(p)];
+        }
+        return n;
+      };
+      const DirMask dests = sw ? sw->dest_union() : s.dest;
+      for (DirMask m = dests; m; m &= m - 1) {
         const Dir d = first_dir(m);
-        const uint64_t n = s.forwarded + ((s.sent & bit(d)) ? 1 : 0);
+        const uint64_t n = forwarded(d) + ((s.sent & bit(d)) ? 1 : 0);
         if (n == 0) continue;
         t.router.push_back(id);
         t.dir.push_back(d);

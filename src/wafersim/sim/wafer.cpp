@@ -58,7 +58,10 @@ void Wafer::attach_endpoints() {
     const int r = static_cast<int>(id / static_cast<uint32_t>(t.cols));
     const int c = static_cast<int>(id % static_cast<uint32_t>(t.cols));
     DirMask used = 0;
-    fabric_.for_each_slot(id, [&](const QueueSlot& s) { used |= s.dest | s.src; });
+    fabric_.for_each_slot(id, [&](const QueueSlot& s) {
+      const auto [dest, src] = fabric_.route_union(id, s.key);  // any switch position
+      used |= dest | src;
+    });
     for (DirMask m = used; m; m &= m - 1) {
       const Dir d = first_dir(m);
       if ((d == kRamp || t.is_edge(r, c, d)) && fabric_.endpoint(id, d) == nullptr) {
@@ -76,7 +79,7 @@ void Wafer::prepare() {
     const ColorMask waiting = port->pending_colors();
     for (ColorMask m = waiting; m; m &= m - 1) {
       const int color = std::countr_zero(m);
-      if (!(fabric_.route(port->router(), color).second & bit(port->port()))) {
+      if (!(fabric_.route_union(port->router(), color).second & bit(port->port()))) {
         throw RouteError("wavelets of color " + std::to_string(color) + " wait at the " +
                          (port->port() == kRamp ? std::string("ramp")
                                                 : std::string("edge port ") +

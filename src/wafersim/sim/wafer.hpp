@@ -101,6 +101,21 @@ class Wafer {
   void set_ce_profile(bool on);
   void reset_ce_stats(uint32_t id);
 
+  // --- host streams into and out of compute elements (wafer_streams.cpp) ---------------
+  // Queues wavelets of fabric color `color` for the input queues of the compute elements
+  // `ids`: data, index and ctrl hold k = data.size() / ids.size() wavelets per PE, PE
+  // ids[i] getting rows i*k .. i*k+k-1 in order. ConfigError, before any change, for a
+  // PE without a program, a local color or columns that do not fit.
+  void feed_ces(std::span<const uint32_t> ids, int color, std::span<const uint32_t> data,
+                std::span<const uint16_t> index, std::span<const uint8_t> ctrl);
+  // From now on (or no longer), what the compute elements `ids` send on `color` goes to
+  // the host instead of their routers; it lasts across program loads.
+  void set_ce_capture(std::span<const uint32_t> ids, int color, bool on);
+  // What the compute elements `ids` sent to the host on `color` (router, color, data,
+  // index, ctrl and the cycle it left the CE, as `arrived`), PE by PE in `ids` order,
+  // oldest first; `take` removes it.
+  Collected captured(std::span<const uint32_t> ids, int color, bool take);
+
  private:
   struct CeMark {  // a compute element's counters when run() started
     uint32_t id;
@@ -110,6 +125,7 @@ class Wafer {
   };
   void mark_ce_stats();
   void check_reset_ce(uint32_t id) const;
+  CeEndpoint& stream_pe(uint32_t id, int color, const char* what);
   void reset_ce(uint32_t id);
   fabric::HostPort& host_port(uint32_t router, fabric::Dir port);
   void prepare();

@@ -43,7 +43,17 @@ void Wafer::check_reset_ce(uint32_t id) const {
   auto existing = ces_.find(id);
   if (existing != ces_.end() && !existing->second->idle()) {
     throw ConfigError(pe_label(t, id) + " is still busy; load a new program when it is idle:\n" +
-                      existing->second->ce().describe_wait());
+                      existing->second->ce().describe_wait() +
+                      (existing->second->fed_pending()
+                           ? "\n  and " + std::to_string(existing->second->fed_pending()) +
+                                 " wavelet(s) of host streams still to enter"
+                           : std::string()));
+  }
+  if (existing != ces_.end() && existing->second->captured_count()) {
+    throw ConfigError(pe_label(t, id) + " sent " +
+                      std::to_string(existing->second->captured_count()) +
+                      " wavelet(s) to the host that were not taken (stream_d2h); take them "
+                      "before loading a program");
   }
   auto hp = host_ports_.find(uint64_t{id} * 16 + kRamp);
   if (hp != host_ports_.end() && (hp->second->pending() || hp->second->arrived_count())) {
@@ -74,6 +84,7 @@ void Wafer::reset_ce(uint32_t id) {
   cfg.col = static_cast<int>(id % static_cast<uint32_t>(t.cols));
   cfg.rng_seed = ce_config_.rng_seed + id;  // distinct, reproducible streams per PE
   auto ce = std::make_unique<CeEndpoint>(cfg);
+  if (auto old = ces_.find(id); old != ces_.end()) ce->set_capture(old->second->capture());
   fabric_.attach(id, kRamp, ce.get());
   ces_[id] = std::move(ce);  // the old compute element (if any) is gone; so is its mark
   ce_marks_.erase(std::remove_if(ce_marks_.begin(), ce_marks_.end(),

@@ -3,7 +3,7 @@
 This module only re-exports the public names; each concept lives in its own module.
 """
 
-from . import _core
+from ._openmp import core as _core  # first: starts the OpenMP runtime waiting passively
 from .errors import (
     ConfigError,
     CycleLimitError,

@@ -6,8 +6,12 @@ import argparse
 import platform
 import sys
 
-from . import _core
+from . import _core, _openmp
 from .defaults import DEFAULTS
+
+_WAITS = {"passive": "threads wait passively (wafersim's default)",
+          "user": "wait policy from OMP_WAIT_POLICY / GOMP_SPINCOUNT / KMP_BLOCKTIME",
+          "runtime": "wait policy of a runtime another module started first"}
 
 
 def _info(_args: argparse.Namespace) -> int:
@@ -15,7 +19,8 @@ def _info(_args: argparse.Namespace) -> int:
     print(f"wafersim {build['version']}")
     print(f"  python      {platform.python_version()} ({sys.executable})")
     print(f"  compiler    {build['compiler']} (C++ {build['cplusplus']})")
-    print(f"  openmp      {build['openmp']}, {_core.omp_max_threads()} thread(s) available")
+    print(f"  openmp      {build['openmp']}, {_core.omp_max_threads()} thread(s) available, "
+          f"{_WAITS[_openmp.WAIT_POLICY]}")
     print(f"  sanitizers  {build['sanitizers']}")
     print("default configuration:")
     width = max(len(k) for k in DEFAULTS)

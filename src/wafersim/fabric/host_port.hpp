@@ -9,6 +9,7 @@
 // wavelet per color every `drain_period` cycles (0: only when the host collects).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -93,8 +94,13 @@ class alignas(64) HostPort final : public RampEndpoint {
     Wavelet wavelet;
   };
   // One color's wavelets in release order: a vector with a moving front (one indirection
-  // to the head, where a deque needs two).
+  // to the head, where a deque needs two). Its memory follows the wavelets still waiting,
+  // not all that ever passed: a host that pushes more before the FIFO runs dry (a long run
+  // fed in slices) would otherwise keep every wavelet it ever sent. The left part is cut
+  // off once it is as long as what remains (each wavelet is moved at most once on
+  // average), and a large buffer is given back when the FIFO empties.
   struct ColorFifo {
+    static constexpr size_t kKeep = 1024;  // items kept allocated across an empty FIFO
     uint8_t color = 0;
     size_t head = 0;  // items before it have left
     std::vector<Pending> items;
@@ -103,7 +109,11 @@ class alignas(64) HostPort final : public RampEndpoint {
     const Pending& front() const { return items[head]; }
     void pop_front() {
       if (++head == items.size()) {
-        items.clear();
+        head = 0;
+        if (items.capacity() > kKeep) std::vector<Pending>().swap(items);
+        else items.clear();
+      } else if (head >= kKeep && 2 * head >= items.size()) {
+        items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
         head = 0;
       }
     }

@@ -106,7 +106,7 @@ def test_rect_fields_are_integers():
 def test_lone_pe_position_is_an_integer_pair():
     with pytest.raises(ws.ConfigError, match="position must be a"):
         ws.pe.LonePE(position=(0.5, 0))
-    with pytest.raises(ws.ConfigError, match="position row must be an integer in 0..2147483647"):
+    with pytest.raises(ws.ConfigError, match="position row must be an integer in 0..65535"):
         ws.pe.LonePE(position=(2**40, 0))
     assert ws.pe.LonePE(position=(np.int64(3), 4)).config.row == 3
 

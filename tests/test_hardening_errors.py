@@ -95,11 +95,11 @@ def test_the_core_bounds_thread_counts_too():
 
 def test_route_points_must_be_row_col_pairs():
     w = ws.Wafer(2, 2)
-    with pytest.raises(ws.ConfigError, match=r"path\[0\] must be a \(row, col\) pair, got \(0, 0, 0\)"):
+    with pytest.raises(ws.ConfigError, match=r"path\[0\] must be a \(row, col\) pair of integers, got \(0, 0, 0\)"):
         w.route(3, [(0, 0, 0), (0, 1, 0)])
     with pytest.raises(ws.ConfigError, match=r"path\[1\] must be a \(row, col\) pair of integers"):
         w.route(3, [(0, 0), (0, 1.5)])
-    with pytest.raises(ws.ConfigError, match="path must be a list of"):
+    with pytest.raises(ws.ConfigError, match=r"path must be a \(row, col\) point or a list of them, got 7"):
         w.route(3, 7)
     with pytest.raises(ws.ConfigError, match=r"src must be a \(row, col\) pair"):
         ws.layout.path(w.topology, (0, 0, 1), (1, 1))

@@ -176,8 +176,9 @@ def _summary(stats):
 
 
 def _packets():
-    tr = traffic.bernoulli("uniform", 8, 8, 0.2, 400, seed=3)
-    w = ws.Wafer(8, 8, "mesh+diag", mode="packets", diag_hop_cycles=2)
+    # long enough (about 60 ms) that the millisecond timer fires several times during it
+    tr = traffic.bernoulli("uniform", 16, 16, 0.2, 2000, seed=3)
+    w = ws.Wafer(16, 16, "mesh+diag", mode="packets", diag_hop_cycles=2)
     w.inject(tr.src, 0, data=np.arange(len(tr)), dest=tr.dst, cycle=tr.cycle)
     return w
 

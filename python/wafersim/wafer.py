@@ -129,7 +129,10 @@ class Wafer(PeHost):
       keyword arguments of :class:`wafersim.pe.LonePE`: ``memory_bytes``, ``code_bytes``,
       ``input_queue_depth``, ``output_queue_depth``, ``microthreads``,
       ``task_start_latency``, ``picker``, ``rng_seed`` (PE (r, c) uses rng_seed + r * cols
-      + c), ``rng_resources``);
+      + c), ``rng_resources``, ``block_holds_microthreads``, ``trace``, ``profile``).
+      ``Wafer(ce={"trace": True})`` records every run's trace events (task and microthread
+      spans, block / unblock / activate events; docs/compute_element.md), read per PE with
+      ``w.pe(r, c).stats()`` or written by :meth:`run` with ``trace=``;
     * ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True) gives every PE with a
       program a tensor unit, created on its first tensor instruction (docs/tensor.md).
     """

@@ -1,4 +1,4 @@
-"""Block and microthreads (docs/compute_element.md, "Block, unblock and microthreads"): by
+"""Block and microthreads (docs/compute_element.md, "Block, unblock, activate"): by
 default a Block bit gates only what the picker starts [0390], so a blocked id's own
 microthreads keep running; ``block_holds_microthreads=True`` takes [0390] literally. Both
 idioms of the public programming model, under both readings."""

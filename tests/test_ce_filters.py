@@ -5,6 +5,8 @@ time, or by the `filter` instruction."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import wafersim as ws
 
@@ -126,3 +128,18 @@ def test_filter_on_a_wafer_pe_from_the_host():
     w.inject((0, -1), 4, TWELVE, index=np.arange(12))
     w.run()
     _check_kept_3_to_8(w.pe(0, 0))
+
+
+@settings(deadline=None, max_examples=25)
+@given(lo=st.integers(0, 40), width=st.integers(0, 40),
+       index=st.lists(st.integers(0, 65535) | st.integers(0, 60), min_size=1, max_size=30))
+def test_filter_keeps_exactly_the_indices_in_its_range(lo, width, index):
+    hi = lo + width
+    pe = ws.pe.LonePE()
+    pe.load(".code\n.task t, 4\nt: term")  # the wavelets are picked and dropped in turn
+    pe.set_filter(4, lo, hi)
+    pe.inject_wavelets(4, np.arange(len(index)), index=index)
+    s = pe.run()
+    kept = sum(lo <= i <= hi for i in index)
+    assert s["tasks_started"].get(4, 0) == kept
+    assert s["wavelets_filtered"] == len(index) - kept

@@ -1,4 +1,4 @@
-"""What a kernel writer can observe (docs/compute_element.md, "Traces and counters"): task
+"""What a kernel writer can observe (docs/compute_element.md, "Statistics and traces"): task
 spans labelled by what started them, every microthreaded operation, block / unblock /
 activate events with their cause, per-color receive counts, and `run(trace=True)` on a
 wafer as on a lone PE."""

@@ -209,7 +209,6 @@ void ComputeElement::suspend_foreground() {
   const int e = fg_->ut_entry;
   std::swap(ut_[static_cast<size_t>(e)], fg_);  // reuses the entry's old storage, if any
   ut_used_ |= 1u << e;
-  ut_since_[static_cast<size_t>(e)] = core_.cycle;
   fg_active_ = false;
   ++core_.stats().suspensions;
   ++core_.progress;

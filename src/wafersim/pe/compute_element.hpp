@@ -157,7 +157,6 @@ class ComputeElement {
   // UT State 845: suspended operations [0362]; storage is kept for reuse, ut_used_ says
   // which entries hold a live operation.
   std::array<std::unique_ptr<VectorOp>, 8> ut_;
-  std::array<uint64_t, 8> ut_since_{};
   unsigned ut_used_ = 0;
   fabric::ColorMask fabric_mask_;
   int exec_rr_ = 0;  // round robin between the foreground and ready microthreads

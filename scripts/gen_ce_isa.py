@@ -26,10 +26,10 @@ END = "<!-- END GENERATED TABLES -->"
 
 KINDS = ["illegal", "load_dsr", "store_dsr", "jump", "movi", "movhi", "addi", "ld16", "st16",
          "vector", "compare", "nop", "block", "unblock", "activate", "branch", "jump_reg",
-         "setrng", "setfpc", "seedrng", "tensor"]
+         "setrng", "setfpc", "seedrng", "tensor", "cycles", "filter"]
 ELEMS = ["none", "fp16", "fp32", "i16", "i32"]
-REGSETS = ["none", "s0", "s1", "d", "x", "sr"]
-IMM_MODES = ["none", "imm14", "sext16", "hi10", "addr", "addr_x2", "ids"]
+REGSETS = ["none", "s0", "s1", "d", "x", "sr", "gpr3"]
+IMM_MODES = ["none", "imm14", "sext16", "hi10", "addr", "addr_x2", "ids", "zero"]
 
 
 def load(path: Path = ISA_JSON) -> dict:
@@ -222,6 +222,11 @@ def header_text(isa: dict) -> str:
     w(f"inline constexpr uint16_t kAllIdsImm8 = {cs['all_imm8']};")
     w(f"inline constexpr uint16_t kAllIdsValue16 = {cs['all_value16']};")
     w("")
+    ca = isa["completion"]
+    w("// Completion actions of a fabric DSD's CA field (" + ca["field"] + "): what AC gets [0503].")
+    w("enum class Completion : uint8_t { " + ", ".join(ca["actions"]) + " };")
+    w(f"inline constexpr int kCompletions = {len(ca['actions'])};")
+    w("")
     w("// SW 2104 codes -> SIMD width [0502] (0 = invalid code).")
     sw = isa["sw_codes"]
     w("inline constexpr std::array<uint8_t, 4> kSimdWidth{{" +
@@ -360,6 +365,12 @@ def doc_tables(isa: dict) -> str:
     w(f"* **FP control register** (`setfpc`, {fpc['ref']}): {desc}; modes "
       + ", ".join(f"{i} = {m}" for i, m in enumerate(fpc["modes"]))
       + "; subnormals " + ", ".join(f"{i} = {m}" for i, m in enumerate(fpc["subnormals"])) + ".")
+    w("")
+    ca = isa["completion"]
+    w(f"* **Completion action** (`{ca['field']}` of the fabric DSDs, {ca['ref']}): {ca['rule']}.")
+    fr = isa["filter_record"]
+    w(f"* **Filter record** (`filter`, {fr['ref']}): three 16-bit words: "
+      + "; ".join(f"word {i}: {t}" for i, t in enumerate(fr["words"])) + f"; {fr['rule']}.")
     w("")
     w(END)
     return "\n".join(out)

@@ -160,7 +160,8 @@ def test_blocked_color_is_still_read_by_a_fabric_input_operation():
     assert pe.stats()["tasks_started"] == {40: 1, 50: 1}
 
 
-def test_microthreads_of_a_blocked_owner_do_not_resume_0390():
+def test_microthreads_of_a_blocked_owner_do_not_resume_under_the_literal_option_0390():
+    """block_holds_microthreads=True: [0390] read literally, the owner's block holds them."""
     src = """
     .data
     buf:  .space u16, 4
@@ -181,7 +182,7 @@ def test_microthreads_of_a_blocked_owner_do_not_resume_0390():
     done: li r8, 1
           term
     """
-    pe = ws.pe.LonePE()
+    pe = ws.pe.LonePE(block_holds_microthreads=True)
     pe.load(src)
     pe.launch("main")
     pe.run(20)

@@ -233,6 +233,8 @@ def _operand_texts(draw, op):
         return [str(draw(st.integers(0, 16383)))]
     regname = {"s0": "S0[{}]", "s1": "S1[{}]", "d": "D[{}]", "x": "X[{}]", "sr": "SR[{}]"}
     mode = op.raw["imm"]
+    if mode == "zero":  # rdcyc rN: three registers rN..rN+2, no immediate
+        return [f"r{draw(st.integers(0, 13))}"]
     if op.raw.get("reg") in ("x", "sr"):
         first = regname[op.raw["reg"]].format(draw(st.integers(2, 7)))
     elif op.raw.get("reg"):

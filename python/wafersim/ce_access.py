@@ -46,7 +46,8 @@ def ids_of(mask: int) -> set[int]:
 #: Keyword arguments ce_config() takes (and Wafer(ce={...}) accepts).
 CE_OPTIONS = ("fabric_colors", "memory_bytes", "code_bytes", "input_queue_depth",
               "output_queue_depth", "microthreads", "task_start_latency", "picker",
-              "rng_seed", "rng_resources", "trace", "profile", "tensor_unit")
+              "rng_seed", "rng_resources", "trace", "profile", "tensor_unit",
+              "block_holds_microthreads")
 
 
 def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = None,
@@ -54,10 +55,13 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
               output_queue_depth: int | None = None, microthreads: int | None = None,
               task_start_latency: int | None = None, picker: str = "round_robin",
               rng_seed: int = 0, rng_resources: int | None = None, trace: bool = False,
-              profile: bool = False, position: tuple[int, int] = (0, 0), tensor_unit=None):
+              profile: bool = False, position: tuple[int, int] = (0, 0), tensor_unit=None,
+              block_holds_microthreads: bool = False):
     """A validated ``_core.pe.CeConfig``; unset values come from :data:`wafersim.DEFAULTS`.
     ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True for the default one) to
-    attach a tensor unit, created on the PE's first tensor instruction."""
+    attach a tensor unit, created on the PE's first tensor instruction.
+    ``block_holds_microthreads``: the literal reading of [0390], where a blocked id's
+    microthreads do not resume (default False: blocking gates only what the picker starts)."""
     cfg = _p.CeConfig()
     d = DEFAULTS
 
@@ -81,6 +85,7 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
     cfg.picker = PICKER_POLICIES[picker]
     cfg.trace = bool(trace)
     cfg.profile = bool(profile)
+    cfg.block_holds_microthreads = bool(block_holds_microthreads)
     row, col = as_point(position, "position")
     cfg.row, cfg.col = int_arg("position row", row, 0, 65535), int_arg("position col", col, 0, 65535)
     if tensor_unit is not None and tensor_unit is not False:
@@ -116,6 +121,13 @@ def load_program(target, program: Program | str, data_bytes: int) -> Program:
     target.load_code(first, words)
     for addr, data in program.data:
         target.write_memory(addr, np.frombuffer(data, dtype=np.uint8).copy())
+    # Load-time task state (.block, .activate, .filter): set before any cycle runs.
+    for color, (lo, hi) in sorted(program.filters.items()):
+        target.set_filter(color, lo, hi)
+    for tid in sorted(program.blocked):
+        target.block(tid)
+    for tid in sorted(program.activated):
+        target.activate(tid)
     return program
 
 
@@ -200,9 +212,19 @@ def decode_values(data, dtype: str = "fp16", sw: int = 1) -> np.ndarray:
 
 # ---- traces --------------------------------------------------------------------------------
 
+def _id_label(mask: int, task_names: dict[int, str]) -> str:
+    if mask == (1 << 64) - 1:
+        return "all"
+    return ", ".join(str(task_names.get(i, i)) for i in sorted(ids_of(mask)))
+
+
 def trace_events(stats: dict, pid: int, name: str, task_names: dict[int, str]) -> list[dict]:
-    """Chrome/Perfetto trace events of one PE's task spans (thread 0) and microthread spans
-    (threads 1..8), one microsecond per cycle."""
+    """Chrome/Perfetto trace events of one PE, one microsecond per cycle: task spans
+    (thread 0, category ``data_wavelet``, ``control_wavelet`` or ``activation``: what
+    started the task), every microthreaded operation from issue to completion (threads
+    1..8, by UT State entry), and block / unblock / activate events (instant events on
+    thread 0, category the cause: ``instruction``, ``completion``, ``fifo``, ``tensor``,
+    ``host``)."""
     events = [{"name": "process_name", "ph": "M", "pid": pid, "args": {"name": name}},
               {"name": "process_sort_index", "ph": "M", "pid": pid, "args": {"sort_index": pid}},
               {"name": "thread_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": "tasks"}}]
@@ -214,6 +236,11 @@ def trace_events(stats: dict, pid: int, name: str, task_names: dict[int, str]) -
         events.append({"name": f"microthread {slot} (task {task_names.get(owner, owner)})",
                        "ph": "X", "ts": start, "dur": end - start + 1, "pid": pid,
                        "tid": 1 + slot, "args": {"pc": pc}})
+    for change, mask, cycle, cause in stats.get("id_events", ()):
+        label = _id_label(mask, task_names)
+        events.append({"name": f"{change} {label}", "cat": cause, "ph": "i", "s": "t",
+                       "ts": cycle, "pid": pid, "tid": 0,
+                       "args": {"ids": sorted(ids_of(mask)), "cause": cause}})
     return events
 
 
@@ -298,6 +325,39 @@ class CeAccess(abc.ABC):
         """Starts a task: sets the Active bit of its id (a name from the program, or 0..63)."""
         tid = self._program().task_id(task) if isinstance(task, str) else int_arg("task", task, 0, 63)
         self._ce.activate(tid)
+
+    def _task_arg(self, task, what: str) -> int:
+        return self._program().task_id(task) if isinstance(task, str) else int_arg(what, task, 0, 63)
+
+    def block(self, task) -> None:
+        """Sets the Block bit of a task id (a name from the program, or 0..63): the picker
+        starts no task for it until it is unblocked [0390] (see docs/compute_element.md)."""
+        self._ce.block(self._task_arg(task, "task"))
+
+    def unblock(self, task) -> None:
+        """Clears the Block bit of a task id (a name, or 0..63) [0392]."""
+        self._ce.unblock(self._task_arg(task, "task"))
+
+    # ---- input filters (the data filter of [0597]) ------------------------------------------
+    def set_filter(self, color: int, lowest: int | None = None, highest: int | None = None) -> None:
+        """Keeps only the data wavelets of fabric ``color`` whose index is in ``lowest ..
+        highest`` (inclusive): the others are dropped at the compute element's input and
+        counted (``stats()["filtered"]``). Control wavelets always pass. With no range, the
+        filter is removed."""
+        color = int_arg("color", color, 0, 63)
+        if lowest is None and highest is None:
+            self._ce.clear_filter(color)
+            return
+        lo = int_arg("lowest", 0 if lowest is None else lowest, 0, 65535)
+        hi = int_arg("highest", 65535 if highest is None else highest, 0, 65535)
+        if lo > hi:
+            raise ConfigError(f"set_filter({color}): lowest {lo} > highest {hi} keeps nothing")
+        self._ce.set_filter(color, lo, hi)
+
+    def filter(self, color: int) -> tuple[int, int] | None:
+        """The index range the input filter of ``color`` keeps, or None (no filter)."""
+        r = self._ce.filter(int_arg("color", color, 0, 63))
+        return None if r is None else (int(r[0]), int(r[1]))
 
     # ---- registers and bits -----------------------------------------------------------------
     def gpr(self, r: int) -> int:

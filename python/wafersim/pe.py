@@ -55,6 +55,8 @@ class LonePE(CeAccess):
     ``trace=True`` records task spans for :meth:`write_trace`; ``profile=True`` counts busy
     cycles per instruction address (``stats()["busy_by_pc"]``). ``tensor_unit`` attaches a
     tensor unit (a :class:`wafersim.TensorUnitConfig`, or True for the default; docs/tensor.md).
+    ``block_holds_microthreads=True`` takes [0390] literally: the microthreads of a blocked
+    id do not resume (by default blocking gates only what the picker starts).
     """
 
     def __init__(self, *, fabric_colors: int | None = None, memory_bytes: int | None = None,
@@ -63,13 +65,15 @@ class LonePE(CeAccess):
                  task_start_latency: int | None = None, picker: str = "round_robin",
                  loopback=(), router_queue_depth: int | None = None, rng_seed: int = 0,
                  rng_resources: int | None = None, trace: bool = False, profile: bool = False,
-                 position: tuple[int, int] = (0, 0), tensor_unit=None):
+                 position: tuple[int, int] = (0, 0), tensor_unit=None,
+                 block_holds_microthreads: bool = False):
         cfg = ce_config(fabric_colors=fabric_colors, memory_bytes=memory_bytes,
                         code_bytes=code_bytes, input_queue_depth=input_queue_depth,
                         output_queue_depth=output_queue_depth, microthreads=microthreads,
                         task_start_latency=task_start_latency, picker=picker,
                         rng_seed=rng_seed, rng_resources=rng_resources, trace=trace,
-                        profile=profile, position=position, tensor_unit=tensor_unit)
+                        profile=profile, position=position, tensor_unit=tensor_unit,
+                        block_holds_microthreads=block_holds_microthreads)
         depth = int_arg("router_queue_depth",
                         DEFAULTS["router_queue_depth"] if router_queue_depth is None
                         else router_queue_depth, 1, 64)
@@ -155,17 +159,20 @@ class LonePE(CeAccess):
 
     # ---- running ------------------------------------------------------------------------
     def run(self, cycles: int | None = None, *, max_cycles: int = 1_000_000,
-            watchdog: int = 10_000, trace: str | Path | None = None) -> dict:
+            watchdog: int = 10_000, trace: str | Path | bool | None = None) -> dict:
         """Runs ``cycles`` cycles, or (by default) until the CE is idle and nothing is in
         flight. Returns :meth:`stats`. Raises :class:`wafersim.DeadlockError` (with a
         report of what waits on what) when nothing moved for ``watchdog`` cycles, and
         :class:`wafersim.CycleLimitError` when ``max_cycles`` pass without finishing.
-        ``trace`` writes a Chrome/Perfetto trace of the task spans (its folder is checked
-        before the run). Ctrl-C (SIGINT) stops a run with a ``KeyboardInterrupt``."""
-        if trace is not None:
-            if not self.config.trace:
-                raise ConfigError("tracing is off: create the LonePE with trace=True")
-            trace = check_trace_path(trace)
+        On a LonePE created with ``trace=True``, ``run(trace=True)`` also returns the
+        recorded trace events (task and microthread spans, block / unblock / activate
+        events; docs/compute_element.md) in ``stats["trace"]``, and ``trace="run.json"``
+        writes them as a Chrome/Perfetto trace too (its folder is checked before the run).
+        Ctrl-C (SIGINT) stops a run with a ``KeyboardInterrupt``."""
+        tracing = trace is not None and trace is not False
+        if tracing and not self.config.trace:
+            raise ConfigError("tracing is off: create the LonePE with trace=True")
+        path = None if trace is True or not tracing else check_trace_path(trace)
         if cycles is not None:
             self._pe.run(int_arg("cycles", cycles, 0, 2**63))
         else:
@@ -173,10 +180,14 @@ class LonePE(CeAccess):
                                            int_arg("watchdog", watchdog, 0, 2**63))
             if not done:
                 raise CycleLimitError(f"the PE did not finish within {max_cycles} cycles; "
-                                 f"pass cycles= to run a fixed number\n{self.describe_wait()}")
-        if trace is not None:
-            self.write_trace(trace)
-        return self.stats()
+                                      f"pass cycles= to run a fixed number\n"
+                                      f"{self.describe_wait()}")
+        stats = self.stats()
+        if tracing:
+            stats["trace"] = self._trace_events(stats)
+            if path is not None:
+                write_chrome_trace(path, stats["trace"])
+        return stats
 
     @property
     def cycle(self) -> int:
@@ -200,8 +211,11 @@ class LonePE(CeAccess):
         """Writes the recorded task and microthread spans as a Chrome/Perfetto trace."""
         if not self.config.trace:
             raise ConfigError("tracing is off: create the LonePE with trace=True")
+        return write_chrome_trace(path, self._trace_events(self._ce.stats()))
+
+    def _trace_events(self, stats: dict) -> list[dict]:
         name = f"PE({self.config.row},{self.config.col})"
-        return write_chrome_trace(path, trace_events(self._ce.stats(), 0, name, self._task_names()))
+        return trace_events(stats, 0, name, self._task_names())
 
     def describe_wait(self) -> str:
         """What the CE is doing and waiting on, and what the bench holds for it."""

@@ -85,6 +85,8 @@ class RunStats:
     hop_histogram: np.ndarray = field(repr=False)      #: [k] = delivered after k hops
     pes: PeStats | None = field(default=None, repr=False)  #: the compute elements' statistics
     parallel_phases: int = 0  #: phases the cycle loop ran in several OpenMP threads
+    #: with ``run(trace=...)``: the run's Chrome/Perfetto trace events (docs/compute_element.md)
+    trace: list | None = field(default=None, repr=False)
 
     @property
     def end_cycle(self) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _core
 from .defaults import DEFAULTS
-from .ce_access import check_trace_path, ids_of
+from .ce_access import check_trace_path, ids_of, write_chrome_trace
 from .errors import ConfigError, CycleLimitError, RouteError
 from .layout import (DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology,
                      as_point, direction_index)
@@ -180,7 +180,10 @@ class Wafer(PeHost):
       keyword arguments of :class:`wafersim.pe.LonePE`: ``memory_bytes``, ``code_bytes``,
       ``input_queue_depth``, ``output_queue_depth``, ``microthreads``,
       ``task_start_latency``, ``picker``, ``rng_seed`` (PE (r, c) uses rng_seed + r * cols
-      + c), ``rng_resources``);
+      + c), ``rng_resources``, ``block_holds_microthreads``, ``trace``, ``profile``).
+      ``Wafer(ce={"trace": True})`` records every run's trace events (task and microthread
+      spans, block / unblock / activate events; docs/compute_element.md), read per PE with
+      ``w.pe(r, c).stats()`` or written by :meth:`run` with ``trace=``;
     * ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True) gives every PE with a
       program a tensor unit, created on its first tensor instruction (docs/tensor.md).
     """
@@ -526,13 +529,16 @@ class Wafer(PeHost):
                         injected=raw["injected"], arrived=raw["arrived"])
 
     # --- running -------------------------------------------------------------------------
-    def run(self, max_cycles: int | None = None, *, trace: str | Path | None = None) -> RunStats:
+    def run(self, max_cycles: int | None = None, *, trace: str | Path | bool | None = None) -> RunStats:
         """Runs until no work is left (or ``max_cycles``); checks routes first.
 
         Returns the fabric's statistics of this run and, in ``.pes``, each compute
         element's (cycles busy per task, instructions by opcode, stalls by cause, ...).
-        ``trace`` writes a Chrome/Perfetto trace of the run's task spans, one process per
+        ``trace=True`` records the run's trace events (task and microthread spans, block /
+        unblock / activate events; docs/compute_element.md) into ``stats.trace``;
+        ``trace="run.json"`` also writes them as a Chrome/Perfetto trace, one process per
         PE (also when the run ends in an error); its folder is checked before the run.
+        ``Wafer(ce={"trace": True})`` records every run's spans instead.
         Raises ``DeadlockError`` (with a report of
         stuck queues, waiting PEs and any wait cycle) when work is pending and nothing
         moved for ``watchdog`` cycles [0306], ``RouteError`` for bad routes or for two
@@ -548,9 +554,9 @@ class Wafer(PeHost):
         """
         limited = max_cycles is None
         cycles = self.cycle_limit if limited else _int(max_cycles, "max_cycles", 0, _FOREVER)
-        tracing = trace is not None
+        tracing = trace is not None and trace is not False
+        path = None if trace is True or not tracing else check_trace_path(trace)
         if tracing:
-            trace = check_trace_path(trace)
             was = self._core.ce_config.trace
             self._core.set_ce_trace(True)
         try:
@@ -564,18 +570,19 @@ class Wafer(PeHost):
             if limited and not r["quiescent"]:
                 raise CycleLimitError(self._still_running(cycles))
         except BaseException:
-            if tracing:  # the trace shows where a failed run stopped
-                self._write_trace(trace, self._pe_run_stats())
+            if path is not None:  # the trace shows where a failed run stopped
+                self._write_trace(path, self._pe_run_stats())
             raise
         finally:
             if tracing:
                 self._core.set_ce_trace(was)
         pes = self._pe_run_stats()
-        if tracing:
-            self._write_trace(trace, pes)
+        events = self._trace_events(pes) if tracing else None
+        if path is not None:
+            write_chrome_trace(path, events)
         return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
                         r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"],
-                        pes, r["parallel_phases"])
+                        pes, r["parallel_phases"], events)
 
     def _still_running(self, cycles: int, shown: int = 16) -> str:
         """The CycleLimitError message: what still runs after ``cycles`` cycles."""

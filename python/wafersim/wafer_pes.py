@@ -109,6 +109,18 @@ class _Group:
     def write_memory(self, addr: int, data) -> None:
         self._core.write_memory(self._ids, int(addr), np.ascontiguousarray(data, np.uint8))
 
+    # Load-time task state of the program (.block, .activate, .filter), PE by PE.
+    def block(self, tid: int) -> None:
+        for i in self._ids:
+            self._core.ce(int(i)).block(tid)
+
+    def activate(self, tid: int) -> None:
+        self._core.activate(self._ids, tid)
+
+    def set_filter(self, color: int, lo: int, hi: int) -> None:
+        for i in self._ids:
+            self._core.ce(int(i)).set_filter(color, lo, hi)
+
 
 class PeHost:
     """The host side of a wafer's compute elements (a base of :class:`wafersim.Wafer`)."""
@@ -175,27 +187,46 @@ class PeHost:
         """Starts ``task`` (a name, or an id 0..63) by setting its Active bit in every PE of
         ``rect``; with ``rect=None``, in every PE whose program has that task. Returns the
         number of PEs."""
+        return self._set_bits(task, rect, "launch", self._core.activate)
+
+    def block(self, task, rect=None) -> int:
+        """Sets the Block bit of ``task`` (a name, or an id 0..63) in every PE of ``rect``
+        (None: every PE whose program has that task), as :meth:`launch` sets Active bits.
+        A blocked id starts no task until unblocked [0390]."""
+        return self._set_bits(task, rect, "block", self._per_ce("block"))
+
+    def unblock(self, task, rect=None) -> int:
+        """Clears the Block bit of ``task`` in every PE of ``rect`` (see :meth:`block`)."""
+        return self._set_bits(task, rect, "unblock", self._per_ce("unblock"))
+
+    def _per_ce(self, method: str):
+        def apply(ids, tid):
+            for i in ids:
+                getattr(self._core.ce(int(i)), method)(tid)
+        return apply
+
+    def _set_bits(self, task, rect, what: str, apply) -> int:
         if rect is None:
             by_id = isinstance(task, numbers.Integral) and not isinstance(task, bool)
             pts = [p for p, prog in self._programs.items() if by_id or task in prog.tasks]
             if not pts:
-                raise ConfigError(f"launch: no loaded program has a task {task!r}")
+                raise ConfigError(f"{what}: no loaded program has a task {task!r}")
             groups: dict[int, tuple[Program, list]] = {}
             for p in pts:
                 groups.setdefault(id(self._programs[p]), (self._programs[p], []))[1].append(p)
             for prog, group in groups.values():
                 ids = np.array([r * self.cols + c for r, c in sorted(group)], np.uint32)
-                self._core.activate(ids, prog.task_id(task))
+                apply(ids, prog.task_id(task))
             return len(pts)
         rect = self.rect(rect)
         ids = rect.ids(self.cols)
-        for prog, ks in self._programs_over(rect, f"launch({task!r})").values():
+        for prog, ks in self._programs_over(rect, f"{what}({task!r})").values():
             try:
                 tid = prog.task_id(task)
             except ConfigError as e:
                 p = rect.points()[ks[0]]
-                raise ConfigError(f"launch: PE {p}: {e}") from None
-            self._core.activate(ids[ks], tid)
+                raise ConfigError(f"{what}: PE {p}: {e}") from None
+            apply(ids[ks], tid)
         return len(ids)
 
     # ---- memory copies ----------------------------------------------------------------------
@@ -371,10 +402,13 @@ class PeHost:
             by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
         return PeStats(self.rows, self.cols, by_pe)
 
-    def _write_trace(self, path, pes: PeStats) -> Path:
+    def _trace_events(self, pes: PeStats) -> list[dict]:
         events = []
         for (r, c), s in pes.items():
             prog = self._programs.get((r, c))
             names = {tid: n for n, tid in prog.tasks.items()} if prog else {}
             events += trace_events(s, r * self.cols + c, f"PE({r},{c})", names)
-        return write_chrome_trace(path, events)
+        return events
+
+    def _write_trace(self, path, pes: PeStats) -> Path:
+        return write_chrome_trace(path, self._trace_events(pes))

@@ -79,6 +79,14 @@ py::dict ce_stats_dict(const CeStats& s) {
   d["wavelets_in"] = s.wavelets_in;
   d["wavelets_out"] = s.wavelets_out;
   d["wavelets_local"] = s.wavelets_local;
+  d["wavelets_filtered"] = s.wavelets_filtered;
+  py::dict received, filtered;
+  for (int i = 0; i < fabric::kMaxColorIds; ++i) {
+    if (s.received_by_color[i]) received[py::int_(i)] = s.received_by_color[i];
+    if (s.filtered_by_color[i]) filtered[py::int_(i)] = s.filtered_by_color[i];
+  }
+  d["received_by_color"] = received;
+  d["filtered_by_color"] = filtered;
   d["tensor_passes"] = s.tensor_passes;
   d["tensor_cycles"] = s.tensor_cycles;
   d["tensor_macs"] = s.tensor_macs;
@@ -92,6 +100,11 @@ py::dict ce_stats_dict(const CeStats& s) {
   }
   d["task_spans"] = spans;
   d["microthread_spans"] = uspans;
+  py::list ids;
+  for (const auto& e : s.id_events) {
+    ids.append(py::make_tuple(id_change_name(e.change), e.ids, e.cycle, id_cause_name(e.cause)));
+  }
+  d["id_events"] = ids;
   if (!s.busy_by_pc.empty()) {
     d["busy_by_pc"] = py::array_t<uint64_t>(static_cast<py::ssize_t>(s.busy_by_pc.size()),
                                             s.busy_by_pc.data());
@@ -149,6 +162,7 @@ void bind_pe(py::module_& root) {
       .def_readwrite("col", &CeConfig::col)
       .def_readwrite("trace", &CeConfig::trace)
       .def_readwrite("profile", &CeConfig::profile)
+      .def_readwrite("block_holds_microthreads", &CeConfig::block_holds_microthreads)
       .def_readwrite("tensor_unit", &CeConfig::tensor_unit)
       .def(
           "set_tensor_unit",
@@ -221,6 +235,12 @@ void bind_pe(py::module_& root) {
       .def_property("base", &ComputeElement::base, &ComputeElement::set_base)
       .def_property_readonly("config", &ComputeElement::config)
       .def("activate", &ComputeElement::activate, py::arg("id"))
+      .def("block", &ComputeElement::block, py::arg("id"))
+      .def("unblock", &ComputeElement::unblock, py::arg("id"))
+      .def("set_filter", &ComputeElement::set_filter, py::arg("color"), py::arg("lowest"),
+           py::arg("highest"))
+      .def("clear_filter", &ComputeElement::clear_filter, py::arg("color"))
+      .def("filter", &ComputeElement::filter, py::arg("color"))
       .def("gpr", &ComputeElement::gpr, py::arg("r"))
       .def("set_gpr", &ComputeElement::set_gpr)
       .def("dsr", [](const ComputeElement& ce, const std::string& s, int n) { return ce.dsr(dsr_set_named(s), n); })
@@ -244,6 +264,7 @@ void bind_pe(py::module_& root) {
       .def_property("fp_control", &ComputeElement::fp_control, &ComputeElement::set_fp_control)
       .def_property_readonly("idle", &ComputeElement::idle)
       .def("stats", [](ComputeElement& ce) { return ce_stats_dict(ce.stats()); })
+      .def("set_trace", &ComputeElement::set_trace, py::arg("on"))
       .def("describe_wait", &ComputeElement::describe_wait);
 
   py::class_<LonePe>(m, "LonePe")

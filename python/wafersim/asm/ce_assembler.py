@@ -29,6 +29,8 @@ _DATA_TYPES = {".fp16": "<f2", ".fp32": "<f4", ".i16": "<i2", ".u16": "<u2", ".i
                ".u32": "<u4", ".u8": "u1", ".i8": "i1"}
 _SPACE_TYPES = {"fp16": "<f2", "fp32": "<f4", "i16": "<i2", "u16": "<u2", "i32": "<i4",
                 "u32": "<u4", "u8": "u1", "i8": "i1"}
+_LOAD_SYNTAX = {".block": ".block NAME_OR_ID, ...", ".activate": ".activate NAME_OR_ID, ...",
+                ".filter": ".filter COLOR, LOWEST_INDEX, HIGHEST_INDEX"}
 _LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*:(?!:)")
 
 
@@ -76,6 +78,7 @@ class _Assembler:
         self.sizes: dict[str, tuple[int, int]] = {}
         self.exports: list[tuple[int, str]] = []
         self.tasks: list[tuple[int, str, str]] = []
+        self.load_state: list[tuple[int, str, str, list[str]]] = []  # .block/.activate/.filter
         self.base = 0
 
     def fail(self, item_or_line, msg: str):
@@ -123,6 +126,11 @@ class _Assembler:
                     self.fail(where, ".task takes a name and an id: .task main, 40")
                 self.tasks.append((n, args[0], args[1]))
                 continue
+            if op in (".block", ".activate", ".filter"):
+                if not args:
+                    self.fail(where, f"{op} needs operands: {_LOAD_SYNTAX[op]}")
+                self.load_state.append((n, raw, op, args))
+                continue
             if op == ".base":
                 self.base = int(self.ev(rest, where))
                 continue
@@ -137,7 +145,7 @@ class _Assembler:
             else:
                 if op.startswith(".") and op != ".word":
                     self.fail(where, f"{tok!r} is not a code directive (.task .export .base "
-                                     ".word .data .code)")
+                                     ".block .activate .filter .word .data .code)")
                 kind = "code"
             item = _Item(n, raw, kind, op, args, pending)
             pending = []
@@ -253,6 +261,7 @@ class _Assembler:
             prog.lines[entry] = line
             prog.tasks[name] = tid
             self.syminfo[name] = Symbol(name, "task", sym.address, task_id=tid, line=sym.line)
+        self.apply_load_state(prog)
         prog.symbols = dict(self.syminfo)
         prog.exports = set(prog.tasks)
         for line, name in self.exports:
@@ -260,6 +269,32 @@ class _Assembler:
                 self.fail((line, f".export {name}"), f"cannot export unknown symbol {name!r}")
             prog.exports.add(name)
         return prog
+
+    def apply_load_state(self, prog: Program) -> None:
+        """The Block bits, Active bits and input filters a load sets (.block, .activate,
+        .filter), so that a program need not race an init task against arriving wavelets."""
+        for line, raw, op, args in self.load_state:
+            where = (line, raw)
+            if op == ".filter":
+                if len(args) != 3:
+                    self.fail(where, f".filter takes three operands: {_LOAD_SYNTAX[op]}")
+                color, lo, hi = (self.ev(a, where) for a in args)
+                for name, v, top in (("color", color, 63), ("lowest index", lo, 65535),
+                                     ("highest index", hi, 65535)):
+                    if not isinstance(v, int) or not 0 <= v <= top:
+                        self.fail(where, f".filter {name} must be 0..{top}, got {v}")
+                if lo > hi:
+                    self.fail(where, f".filter keeps indices {lo}..{hi}: an empty range")
+                prog.filters[color] = (lo, hi)
+                continue
+            ids = prog.blocked if op == ".block" else prog.activated
+            for a in args:
+                tid = prog.tasks.get(a)
+                if tid is None:
+                    tid = self.ev(a, where)
+                if not isinstance(tid, int) or not 0 <= tid < TASK_IDS:
+                    self.fail(where, f"{op} names a task (a .task name) or an id 0..63, got {a}")
+                ids.add(tid)
 
     def values(self, it: _Item) -> bytes:
         (dt,) = it.suffixes
@@ -293,6 +328,8 @@ class _Assembler:
                 parts = [p.strip() for p in inner.split(",") if p.strip()]
                 fields[key] = [p if (p == "unit" or p.startswith("sr")) else enc.value(p)
                                for p in parts]
+            elif key == "ac" and val.lower() == "none":
+                fields[key] = "none"  # a completion that does nothing [0503]
             else:
                 fields[key] = enc.value(val)
         if it.op == ".dsd":

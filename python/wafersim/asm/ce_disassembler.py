@@ -79,8 +79,10 @@ def _format(word: int, pc: int) -> str | None:
     n = g("op0")
     reg = op.raw.get("reg")
     dst = {"s0": f"S0[{n}]", "s1": f"S1[{n}]", "d": f"D[{n}]", "x": f"X[{n}]",
-           "sr": f"SR[{n}]", None: f"r{n}"}[reg]
+           "sr": f"SR[{n}]", "gpr3": f"r{n}", None: f"r{n}"}[reg]
     mode = op.raw["imm"]
+    if mode == "zero":
+        return f"{m} {dst}"
     if mode == "sext16":
         return f"{m} {dst}, {_sext(imm10, 10)}"
     if mode == "hi10":

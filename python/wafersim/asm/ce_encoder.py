@@ -319,9 +319,17 @@ class Encoder:
             if v is None or not 0 <= v < (1 << 14):
                 raise EncodeError(f"jump target {ops[0].text} must be an instruction index 0..16383")
             return {"imm_high": v >> 13, "op0": (v >> 9) & 15, "imm_low": v & 511}
+        reg = op.raw.get("reg")
+        if mode == "zero":  # rdcyc rN: three registers from rN, no immediate
+            self._nargs(op, ops, 1)
+            (r,) = ops
+            last = self.isa.regs["gprs"] - 3
+            if r.kind != "gpr" or (reg == "gpr3" and r.value > last):
+                raise EncodeError(f"{op.mnemonic} writes three registers rN..rN+2: r0..r{last}, "
+                                  f"got {r.text}")
+            return {"op0": r.value, "imm_high": 0, "imm_low": 0}
         self._nargs(op, ops, 2)
         r, a = ops
-        reg = op.raw.get("reg")
         if reg is None:
             if r.kind != "gpr":
                 raise EncodeError(f"{op.mnemonic} writes a register r0..r15, got {r.text}")

@@ -102,14 +102,40 @@ def split_dims(length24: int, df: int) -> list[int]:
     return dims
 
 
+def _completion(kind: str, f: dict) -> None:
+    """Turns the completion conveniences of a fabric DSD into its AC and CA fields [0503]:
+    ``ac=ID`` activates ID, ``unblock=ID`` unblocks ID, ``ac="none"`` does nothing. A
+    microthreaded DSD (UE), or a fabric input that ends on a control wavelet (Term), must
+    say which: its completion would otherwise activate id 0 silently."""
+    actions = isa().data["completion"]["actions"]
+    said = [k for k in ("ac", "unblock", "ca") if k in f]
+    if len(said) > 1 and not (set(said) == {"ac", "ca"}):
+        raise DescriptorError(f"give one completion action: {', '.join(said)}")
+    if "unblock" in f:
+        f["ac"], f["ca"] = f.pop("unblock"), actions.index("unblock")
+    elif isinstance(f.get("ac"), str):
+        if f["ac"].lower() != "none":
+            raise DescriptorError(f"ac must be an id 0..63 or 'none', got {f['ac']!r}")
+        f["ac"], f["ca"] = 0, actions.index("none")
+    ends = bool(f.get("ue")) or (kind == "fabric_in" and bool(f.get("term")))
+    if ends and not said:
+        what = "a microthreaded fabric DSD (ue=1)" if f.get("ue") else "a fabric input with term=1"
+        raise DescriptorError(f"{what} must say what its completion does: ac=ID (activate), "
+                              "unblock=ID, or ac=none [0503]")
+
+
 def pack_dsd(kind: str, **f) -> int:
     """A 48-bit DSD. Fields are those of the layout plus conveniences: ``sw`` (1, 2, 4),
     ``index`` (fabric output, 0..63), ``xdsr`` (2..7, for mem4d/circular), ``dims``
-    (mem4d: dimension lengths, packed as ``.xdsd mem4d, dims=...`` expects)."""
+    (mem4d: dimension lengths, packed as ``.xdsd mem4d, dims=...`` expects), and for the
+    fabric DSDs the completion action: ``ac=ID`` (activate), ``unblock=ID`` or ``ac="none"``
+    (required with ``ue=1``, and with ``term=1`` on an input)."""
     if kind not in DSD_KINDS:
         raise DescriptorError(f"unknown DSD kind {kind!r}: use one of {', '.join(DSD_KINDS)}")
     lay = isa().dsd_layouts[kind]
     f = dict(f)
+    if kind in ("fabric_in", "fabric_out"):
+        _completion(kind, f)
     if kind in ("mem4d", "circular"):
         x = f.pop("xdsr", None)
         if x is None or not 2 <= _integer("xdsr", x) <= 7:
@@ -223,6 +249,9 @@ def unpack_dsd(raw: int, role: str = "source", xdsd: int | None = None) -> dict:
         out["length"] = out.pop("length_low") | (out.pop("length_high") << 15)
     if kind == "fabric_out":
         out["index"] = out.pop("index_low") | (out.pop("index_high") << 3)
+    if "ca" in out:
+        actions = isa().data["completion"]["actions"]
+        out["completion"] = actions[out["ca"]] if out["ca"] < len(actions) else "reserved"
     return out
 
 

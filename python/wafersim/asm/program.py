@@ -36,6 +36,9 @@ class Program:
     segments, ``symbols`` every label, ``exports`` the names the host may address
     (exported data plus every task), ``tasks`` task name -> id, ``base`` the Base register
     (in instructions). ``lines`` maps an instruction index to its source line number.
+    Loading the program also sets the Block bits of ``blocked``, the Active bits of
+    ``activated`` and the input filters ``filters`` (color -> (lowest, highest) index kept),
+    from the ``.block``, ``.activate`` and ``.filter`` directives.
     """
 
     code: dict[int, int] = field(default_factory=dict)
@@ -46,6 +49,9 @@ class Program:
     base: int = 0
     lines: dict[int, int] = field(default_factory=dict)
     source: str = ""
+    blocked: set[int] = field(default_factory=set)
+    activated: set[int] = field(default_factory=set)
+    filters: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def code_array(self) -> tuple[int, np.ndarray]:
         """(first index, words) covering every instruction, holes filled with 0 (an illegal

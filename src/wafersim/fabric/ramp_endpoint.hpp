@@ -38,9 +38,10 @@ struct RampStep {
 // to receive one of a local color, which no router carries: only the endpoint itself can
 // fill that queue.
 struct EndpointWait {
-  enum class Kind : uint8_t { send, receive, receive_local };
+  // held: a microthread that may not resume while id `color` is blocked [0390].
+  enum class Kind : uint8_t { send, receive, receive_local, held };
   Kind kind = Kind::receive;
-  uint8_t color = 0;
+  uint8_t color = 0;  // the color waited on (held: the blocked id)
   std::string who;  // what waits, e.g. "task 3 pc 12 (mov16) dst"
 };
 

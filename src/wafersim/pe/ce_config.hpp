@@ -29,6 +29,9 @@ struct CeConfig {
   int row = 0, col = 0;               // position on the wafer, for messages
   bool trace = false;                 // record task spans for a Chrome/Perfetto trace
   bool profile = false;               // count busy cycles per instruction address
+  // The literal reading of [0390]: a blocked id's microthreads do not resume. Off by
+  // default: blocking gates only what the picker starts (docs/compute_element.md).
+  bool block_holds_microthreads = false;
   // An attached tensor unit (seed 002), created on the first tensor instruction.
   bool tensor_unit = false;
   tensor::TensorUnitConfig tensor;

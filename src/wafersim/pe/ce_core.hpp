@@ -52,13 +52,38 @@ struct CeCore {
   const CeStats* stats_if_any() const { return stats_.get(); }
   void reset_stats() { stats_.reset(); }
 
-  void activate_id(int id) { picker.activate(fabric::ColorMask{1} << id); }
+  // Block / unblock / activate ids; the trace records each change and its cause.
+  void change_ids(IdChange change, fabric::ColorMask ids, IdCause cause) {
+    switch (change) {
+      case IdChange::block: picker.block(ids); break;
+      case IdChange::unblock: picker.unblock(ids); break;
+      case IdChange::activate: picker.activate(ids); break;
+    }
+    if (cfg.trace) stats().id_events.push_back({change, cause, cycle, ids});
+  }
+  void activate_id(int id, IdCause cause) {
+    change_ids(IdChange::activate, fabric::ColorMask{1} << id, cause);
+  }
+
+  // Input filters (the data filter of [0597]): per fabric color, the index range kept.
+  fabric::ColorMask filtered = 0;
+  std::array<uint16_t, fabric::kMaxColorIds> filter_lo{}, filter_hi{};
+  // A data wavelet of a filtered color whose index is outside the range: dropped, counted.
+  bool drops(const fabric::Wavelet& w) {
+    if (!((filtered >> w.color) & 1u) || w.ctrl) return false;
+    if (w.index >= filter_lo[w.color] && w.index <= filter_hi[w.color]) return false;
+    CeStats& s = stats();
+    ++s.wavelets_filtered;
+    ++s.filtered_by_color[w.color];
+    return true;
+  }
 
   // Wavelets sent on a local color go straight into our own input queue.
   void deliver_local(const fabric::Wavelet& w) {
     inq.push(w.color, w);
     note_occupancy(w.color);
     ++stats().wavelets_local;
+    ++stats().received_by_color[w.color];
   }
   void note_occupancy(int q) {
     auto& m = stats().max_input_occupancy[q];

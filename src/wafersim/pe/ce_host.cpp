@@ -70,7 +70,47 @@ void ComputeElement::set_base(uint32_t base) {
 
 void ComputeElement::activate(int id) {
   check_id(core_, id, "activate:");
-  core_.activate_id(id);
+  core_.activate_id(id, IdCause::host);
+}
+void ComputeElement::block(int id) {
+  check_id(core_, id, "block:");
+  core_.change_ids(IdChange::block, fabric::ColorMask{1} << id, IdCause::host);
+}
+void ComputeElement::unblock(int id) {
+  check_id(core_, id, "unblock:");
+  core_.change_ids(IdChange::unblock, fabric::ColorMask{1} << id, IdCause::host);
+}
+
+namespace {
+void check_filter_color(const CeCore& core, int color) {
+  if (color < 0 || color >= core.cfg.fabric_colors) {
+    throw ConfigError(core.name() + ": color " + std::to_string(color) +
+                      " has no input filter (fabric colors are 0.." +
+                      std::to_string(core.cfg.fabric_colors - 1) + ")");
+  }
+}
+}  // namespace
+
+void ComputeElement::set_filter(int color, int lo, int hi) {
+  check_filter_color(core_, color);
+  if (lo < 0 || hi > 0xFFFF || lo > hi) {
+    throw ConfigError(core_.name() + ": the filter of color " + std::to_string(color) +
+                      " keeps indices " + std::to_string(lo) + ".." + std::to_string(hi) +
+                      ": give 0 <= lowest <= highest <= 65535");
+  }
+  core_.filtered |= fabric::ColorMask{1} << color;
+  core_.filter_lo[static_cast<size_t>(color)] = static_cast<uint16_t>(lo);
+  core_.filter_hi[static_cast<size_t>(color)] = static_cast<uint16_t>(hi);
+}
+void ComputeElement::clear_filter(int color) {
+  check_filter_color(core_, color);
+  core_.filtered &= ~(fabric::ColorMask{1} << color);
+}
+std::optional<std::pair<int, int>> ComputeElement::filter(int color) const {
+  check_filter_color(core_, color);
+  if (!((core_.filtered >> color) & 1u)) return std::nullopt;
+  return std::pair<int, int>{core_.filter_lo[static_cast<size_t>(color)],
+                             core_.filter_hi[static_cast<size_t>(color)]};
 }
 
 uint16_t ComputeElement::gpr(int r) const {
@@ -193,7 +233,7 @@ std::string ComputeElement::describe_wait() const {
     const Probe p = probe(core_, op);
     os << "\n  microthread " << i << " (task " << op.owner << ", pc " << op.pc << " "
        << op.mnemonic() << ", " << op.done << " of " << op.total << " elements): ";
-    if (core_.picker.is_blocked(op.owner)) os << "its task id " << op.owner << " is blocked";
+    if (held(op)) os << "held: its task id " << op.owner << " is blocked (block_holds_microthreads) [0390]";
     else if (p.lanes == 0 && !p.term) os << "waiting: " << describe_stall(p);
     else os << "ready";
   }
@@ -214,7 +254,13 @@ std::vector<ComputeElement::Wait> ComputeElement::waits() const {
   for (size_t i = 0; i < ut_.size(); ++i) {
     if (!((ut_used_ >> i) & 1u)) continue;
     const VectorOp& op = *ut_[i];
-    if (core_.picker.is_blocked(op.owner)) continue;  // waits for an unblock, not for a color
+    if (held(op)) {  // waits for an unblock, not for a color
+      out.push_back({StallCause::none, -1,
+                     "microthread " + std::to_string(i) + " (task " + std::to_string(op.owner) +
+                         " pc " + std::to_string(op.pc) + " " + op.mnemonic() + ")",
+                     op.owner});
+      continue;
+    }
     add(probe(core_, op), "microthread " + std::to_string(i) + " (task " + std::to_string(op.owner) +
                               " pc " + std::to_string(op.pc) + " " + op.mnemonic() + ")");
   }

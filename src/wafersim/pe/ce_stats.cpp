@@ -18,9 +18,29 @@ const char* stall_cause_name(StallCause c) {
   return "?";
 }
 
+const char* id_change_name(IdChange c) {
+  switch (c) {
+    case IdChange::block: return "block";
+    case IdChange::unblock: return "unblock";
+    case IdChange::activate: return "activate";
+  }
+  return "?";
+}
+
+const char* id_cause_name(IdCause c) {
+  switch (c) {
+    case IdCause::instruction: return "instruction";
+    case IdCause::completion: return "completion";
+    case IdCause::fifo: return "fifo";
+    case IdCause::tensor: return "tensor";
+    case IdCause::host: return "host";
+  }
+  return "?";
+}
+
 CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
   // Field by field: the size check below fails when a counter is added without a line here.
-  static_assert(sizeof(CeCounters) == 14 * 8 + (2 * fabric::kMaxColorIds + isa::kOps +
+  static_assert(sizeof(CeCounters) == 15 * 8 + (4 * fabric::kMaxColorIds + isa::kOps +
                                                  2 * kStallCauses) * 8 + fabric::kMaxColorIds,
                 "a CeCounters field is missing from counters_since");
   CeCounters d = now;
@@ -43,6 +63,9 @@ CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
   d.wavelets_in -= then.wavelets_in;
   d.wavelets_out -= then.wavelets_out;
   d.wavelets_local -= then.wavelets_local;
+  d.wavelets_filtered -= then.wavelets_filtered;
+  sub(d.received_by_color, then.received_by_color);
+  sub(d.filtered_by_color, then.filtered_by_color);
   d.tensor_passes -= then.tensor_passes;
   d.tensor_cycles -= then.tensor_cycles;
   d.tensor_macs -= then.tensor_macs;

@@ -33,11 +33,23 @@ struct TaskSpan {
   TaskStart how;
   uint64_t start, end;  // cycle of the pick, cycle of the terminating instruction
 };
-struct MicrothreadSpan {
-  uint8_t slot, owner;
+struct MicrothreadSpan {  // every microthreaded operation, suspended or not
+  uint8_t slot, owner;     // its UT State entry (UTID) and issuing task
   uint16_t pc;
-  uint64_t start, end;  // suspension, completion
+  uint64_t start, end;     // issue, completion
 };
+
+// A change of Block or Active bits, for the trace: which ids, how, and what did it.
+enum class IdChange : uint8_t { block, unblock, activate };
+enum class IdCause : uint8_t { instruction, completion, fifo, tensor, host };
+struct IdEvent {
+  IdChange change;
+  IdCause cause;
+  uint64_t cycle;
+  fabric::ColorMask ids;
+};
+const char* id_change_name(IdChange c);
+const char* id_cause_name(IdCause c);
 
 // The numeric counters (everything but the trace spans).
 struct CeCounters {
@@ -57,15 +69,21 @@ struct CeCounters {
   uint64_t wavelets_in = 0;             // accepted from the off ramp
   uint64_t wavelets_out = 0;            // handed to the on ramp
   uint64_t wavelets_local = 0;          // local-color wavelets delivered to our own queues
+  uint64_t wavelets_filtered = 0;       // data wavelets an input filter dropped [0597]
   uint64_t tensor_passes = 0;           // matrix-array passes of the attached tensor unit
   uint64_t tensor_cycles = 0;           // the unit's cycles for them (seed 002 timing)
   uint64_t tensor_macs = 0;             // useful multiply-accumulates of the passes
+  // Wavelets that entered each input queue (from the router or a local send), and the
+  // data wavelets each color's input filter dropped.
+  std::array<uint64_t, fabric::kMaxColorIds> received_by_color{};
+  std::array<uint64_t, fabric::kMaxColorIds> filtered_by_color{};
   std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};  // high-water marks
 };
 
 struct CeStats : CeCounters {
   std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
   std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
+  std::vector<IdEvent> id_events;                   // only with CeConfig::trace
   // Only with CeConfig::profile: [pc] = cycles the CE spent at instruction pc: a task
   // starting there, issuing, iterating or stalled there, or else a microthread iterating
   // the operation issued there.

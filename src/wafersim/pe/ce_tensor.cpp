@@ -342,7 +342,7 @@ void ComputeElement::advance_tensor() {
     if (p.sent < p.values.size()) return;
   }
   tensor_->busy = false;
-  if (p.done_id >= 0) core_.activate_id(p.done_id);  // like an AC on completion [0503]
+  if (p.done_id >= 0) core_.activate_id(p.done_id, IdCause::tensor);  // like an AC on completion [0503]
   ++core_.progress;
 }
 

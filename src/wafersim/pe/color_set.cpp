@@ -18,9 +18,9 @@ fabric::ColorMask color_set_of(const CeCore& core, uint32_t pc, const char* mnem
 
 void apply_color_op(CeCore& core, isa::Kind kind, fabric::ColorMask ids) {
   switch (kind) {
-    case isa::Kind::block: core.picker.block(ids); break;
-    case isa::Kind::unblock: core.picker.unblock(ids); break;
-    case isa::Kind::activate: core.picker.activate(ids); break;
+    case isa::Kind::block: core.change_ids(IdChange::block, ids, IdCause::instruction); break;
+    case isa::Kind::unblock: core.change_ids(IdChange::unblock, ids, IdCause::instruction); break;
+    case isa::Kind::activate: core.change_ids(IdChange::activate, ids, IdCause::instruction); break;
     default: internal_error("apply_color_op: not a block/unblock/activate");
   }
 }

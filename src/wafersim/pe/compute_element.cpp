@@ -45,10 +45,12 @@ void ComputeElement::accept_offramp(const Wavelet& w) {
     internal_error(core_.name() + ": the router delivered color " + std::to_string(w.color) +
                    " into a full input queue despite the stall [0330]");
   }
-  core_.inq.push(w.color, w);
-  core_.note_occupancy(w.color);
   ++core_.stats().wavelets_in;
   ++core_.progress;
+  if (core_.drops(w)) return;  // an input filter keeps it out of the queue [0597]
+  core_.inq.push(w.color, w);
+  core_.note_occupancy(w.color);
+  ++core_.stats().received_by_color[w.color];
 }
 
 void ComputeElement::finish_cycle() {
@@ -95,15 +97,19 @@ void ComputeElement::execute_cycle() {
       fg_ready = fgp.lanes > 0 || fgp.term || can_suspend(*fg_);
     }
   }
-  // Suspended microthreads whose stall has cleared [0607]; a blocked owner keeps them
-  // waiting [0390], and so does a block with a non-immediate source in progress [0394].
+  // Suspended microthreads whose stall has cleared [0607]. With block_holds_microthreads
+  // (the literal reading of [0390]) a blocked owner keeps them waiting, and so does a
+  // block with a non-immediate source in progress [0394]; by default blocking gates only
+  // what the picker starts.
   const int nut = core_.cfg.microthreads;
   std::array<Probe, 8> utp;
   bool ut_ready[8] = {};
-  const bool all_blocked = fg_active_ && fg_->colorset && fg_->in.info().kind == isa::Kind::block;
+  const bool holds = core_.cfg.block_holds_microthreads;
+  const bool all_blocked =
+      holds && fg_active_ && fg_->colorset && fg_->in.info().kind == isa::Kind::block;
   for (unsigned used = ut_used_; used; used &= used - 1) {
     const int i = __builtin_ctz(used);
-    if (all_blocked || core_.picker.is_blocked(ut_[i]->owner)) {
+    if (holds && (all_blocked || core_.picker.is_blocked(ut_[i]->owner))) {
       ++s.microthread_blocked;
       continue;
     }
@@ -181,6 +187,7 @@ void ComputeElement::run_foreground(const Probe& p) {
   if (p.lanes > 0 || p.term) {
     if (iterate(core_, *fg_, p)) {
       complete(core_, *fg_);
+      note_microthread(*fg_, fg_->ut_entry);
       fg_active_ = false;
       finish_vector_instruction(fg_->in);
     }
@@ -202,7 +209,6 @@ void ComputeElement::suspend_foreground() {
   const int e = fg_->ut_entry;
   std::swap(ut_[static_cast<size_t>(e)], fg_);  // reuses the entry's old storage, if any
   ut_used_ |= 1u << e;
-  ut_since_[static_cast<size_t>(e)] = core_.cycle;
   fg_active_ = false;
   ++core_.stats().suspensions;
   ++core_.progress;
@@ -223,20 +229,27 @@ void ComputeElement::run_microthread(int slot, const Probe& p) {
   }
   if (!finished) return;
   complete(core_, op);
-  if (core_.cfg.trace) {
-    core_.stats().microthread_spans.push_back(
-        {static_cast<uint8_t>(slot), static_cast<uint8_t>(op.owner), static_cast<uint16_t>(op.pc),
-         ut_since_[static_cast<size_t>(slot)], core_.cycle});
-  }
+  note_microthread(op, slot);
   ut_used_ &= ~(1u << slot);
+}
+
+// The trace shows every microthreaded operation from issue to completion, also one that
+// never had to suspend.
+void ComputeElement::note_microthread(const VectorOp& op, int slot) {
+  if (!core_.cfg.trace || !op.microthreaded) return;
+  core_.stats().microthread_spans.push_back({static_cast<uint8_t>(slot),
+                                             static_cast<uint8_t>(op.owner),
+                                             static_cast<uint16_t>(op.pc), op.issued, core_.cycle});
 }
 
 void ComputeElement::start_vector(const Instruction& in) {
   if (!fg_) fg_ = std::make_unique<VectorOp>();
   issue_vector_op(*fg_, core_, in, task_.pc, task_.id, task_.color);
+  fg_->issued = core_.cycle;
   fg_active_ = true;
   if (fg_->done >= fg_->total) {  // nothing to do: a zero-length vector
     complete(core_, *fg_);
+    note_microthread(*fg_, fg_->ut_entry);
     fg_active_ = false;
     finish_vector_instruction(in);
     return;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wafersim/fabric/wavelet.hpp"
@@ -60,6 +61,12 @@ class ComputeElement {
   void set_base(uint32_t base);
   uint32_t base() const { return core_.base; }
   void activate(int id);  // the host starts a task: sets its Active bit
+  void block(int id);     // the host sets a Block bit (e.g. at load time)
+  void unblock(int id);
+  // The input filter of a fabric color [0597]: keep data wavelets with index lo..hi.
+  void set_filter(int color, int lo, int hi);
+  void clear_filter(int color);
+  std::optional<std::pair<int, int>> filter(int color) const;
   uint16_t gpr(int r) const;
   void set_gpr(int r, uint16_t v);
   uint64_t dsr(DsrSet set, int n) const;
@@ -87,7 +94,7 @@ class ComputeElement {
 
   const CeStats& stats() { return core_.stats(); }
   void reset_stats() { core_.reset_stats(); }
-  // Records task and microthread spans from now on (or stops).
+  // Records task and microthread spans and id events from now on (or stops).
   void set_trace(bool on) { core_.cfg.trace = on; }
   void set_profile(bool on) { core_.cfg.profile = on; }
   // What the CE is doing and waiting on, for deadlock reports.
@@ -99,6 +106,7 @@ class ComputeElement {
     StallCause cause = StallCause::none;
     int color = -1;
     std::string who;  // "task 3 pc 12 (mov16) dst", "microthread 2 (task 3 pc 9 mov16) src1"
+    int held_by = -1;  // a microthread held by this blocked id (block_holds_microthreads)
   };
   std::vector<Wait> waits() const;
 
@@ -122,10 +130,16 @@ class ComputeElement {
   void finish_vector_instruction(const Instruction& in);
   void suspend_foreground();
   bool can_suspend(const VectorOp& op) const;
+  // A microthread that may not resume: its owner is blocked under block_holds_microthreads.
+  bool held(const VectorOp& op) const {
+    return core_.cfg.block_holds_microthreads && core_.picker.is_blocked(op.owner);
+  }
   void note_stall(const Probe& p);
   void note_profile(uint32_t pc);
   void run_microthread(int slot, const Probe& p);
+  void note_microthread(const VectorOp& op, int slot);
   void execute_scalar(const Instruction& in);  // sequencer.cpp
+  void set_filter_from(const Instruction& in, uint32_t addr);
   // ce_tensor.cpp: tensor instructions, and the pass in flight at the end of each cycle.
   void execute_tensor(const Instruction& in);
   void issue_pass(const Instruction& in, CeTensor& t);
@@ -143,7 +157,6 @@ class ComputeElement {
   // UT State 845: suspended operations [0362]; storage is kept for reuse, ut_used_ says
   // which entries hold a live operation.
   std::array<std::unique_ptr<VectorOp>, 8> ut_;
-  std::array<uint64_t, 8> ut_since_{};
   unsigned ut_used_ = 0;
   fabric::ColorMask fabric_mask_;
   int exec_rr_ = 0;  // round robin between the foreground and ready microthreads

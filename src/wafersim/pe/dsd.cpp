@@ -29,6 +29,7 @@ FabricIn unpack_fabric_in(uint64_t r) {
   d.utid = b8(F::utid, r);
   d.sw_code = b8(F::sw, r);
   d.ac = b8(F::ac, r);
+  d.ca = b8(F::ca, r);
   d.ch = b8(F::ch, r);
   d.ue = bit(F::ue, r);
   d.term = bit(F::term, r);
@@ -48,6 +49,7 @@ FabricOut unpack_fabric_out(uint64_t r) {
   d.utid = b8(F::utid, r);
   d.sw_code = b8(F::sw, r);
   d.ac = b8(F::ac, r);
+  d.ca = b8(F::ca, r);
   d.color = b8(F::color, r);
   // Index 2128 = Index Low 2128.1 concatenated with Index High 2128.2, high on top [0516].
   d.index6 = static_cast<uint8_t>((b8(F::index_high, r) << 3) | b8(F::index_low, r));

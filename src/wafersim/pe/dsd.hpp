@@ -45,12 +45,12 @@ inline int dsd_type(uint64_t raw) { return static_cast<int>(isa::kDsdType.get(ra
 
 struct FabricIn {  // FIG. 21A
   uint32_t length;
-  uint8_t utid, sw_code, ac, ch;
+  uint8_t utid, sw_code, ac, ca, ch;  // ca: completion action (isa::Completion)
   bool ue, term, cx, us, sc, sq, ss, sa;
 };
 struct FabricOut {  // FIG. 21B
   uint32_t length;
-  uint8_t utid, sw_code, ac, color, index6;
+  uint8_t utid, sw_code, ac, ca, color, index6;
   bool ue, c, ss, sa, wli;
 };
 struct Mem1D {  // FIG. 21C

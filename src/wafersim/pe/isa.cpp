@@ -50,8 +50,12 @@ Fault check_imm(const Instruction& in, const OpInfo& info) {
     case RegSet::sr:
       if (in.op0 < kFirstStrideReg || in.op0 > kLastStrideReg) return {Illegal::no_stride_reg, 0};
       break;
+    case RegSet::gpr3:
+      if (in.op0 + 3 > kGprs) return {Illegal::register_triple, 0};
+      break;
     case RegSet::none: break;
   }
+  if (info.imm == ImmMode::zero && in.imm10() != 0) return {Illegal::nonzero_immediate, 1};
   // The sign-extended immediate is the byte address; the x2 modes are always even.
   if (info.imm == ImmMode::addr && in.imm10() % 2) return {Illegal::odd_address, 1};
   return {};
@@ -169,6 +173,10 @@ std::string illegal_reason(const Instruction& in) {
       why = "the address " + to_string(a) + " of a 16-bit memory operand is odd";
       break;
     }
+    case Illegal::register_triple:
+      why = opnd + ": three registers rN..rN+2 need N <= " + to_string(kGprs - 3);
+      break;
+    case Illegal::nonzero_immediate: why = "the immediate field is not 0"; break;
     case Illegal::id_range:
       why = "the immediate " + to_string(in.imm8()) + " names no id (0.." + to_string(kIds - 1) +
             ", or " + to_string(kAllIdsImm8) + ")";

@@ -23,6 +23,8 @@ enum class Illegal : uint8_t {
   register_pair,  // a 32-bit register operand is not an even pair
   odd_address,    // a 16-bit memory operand at an odd address
   id_range,       // an 8-bit immediate names no task id
+  register_triple,  // rdcyc's three registers rN..rN+2 leave the register file
+  nonzero_immediate,  // an instruction without an immediate has one
 };
 
 struct Instruction {

@@ -51,11 +51,11 @@ inline constexpr std::array<FamilyInfo, kFamilies> kFamilyInfo{{
     {"nodst1src", 15, 4, {19, 16}, {15, 12}, {0, 1}, {0, 1}, {11, 10}, {5, 2}, {9, 6}, {0, 1}, {1, 1}, {0, 0}, true},
 }};
 
-enum class Kind : uint8_t { illegal, load_dsr, store_dsr, jump, movi, movhi, addi, ld16, st16, vector, compare, nop, block, unblock, activate, branch, jump_reg, setrng, setfpc, seedrng, tensor };
+enum class Kind : uint8_t { illegal, load_dsr, store_dsr, jump, movi, movhi, addi, ld16, st16, vector, compare, nop, block, unblock, activate, branch, jump_reg, setrng, setfpc, seedrng, tensor, cycles, filter };
 enum class VecOp : uint8_t { none, add, and_, cvt, drelu, eq, fabs, fadd, feq, fle, flt, fmac, fmac_mixed, fmax, fmin, fmul, fneg, fsub, le, lt, ltu, mov, mul, neg, not_, or_, relu, sar, shl, shr, sigmoid, sub, tanh, tst, xor_ };
 enum class Elem : uint8_t { none, fp16, fp32, i16, i32 };
-enum class RegSet : uint8_t { none, s0, s1, d, x, sr };
-enum class ImmMode : uint8_t { none, imm14, sext16, hi10, addr, addr_x2, ids };
+enum class RegSet : uint8_t { none, s0, s1, d, x, sr, gpr3 };
+enum class ImmMode : uint8_t { none, imm14, sext16, hi10, addr, addr_x2, ids, zero };
 
 enum class Op : uint8_t {
   illegal,
@@ -75,6 +75,7 @@ enum class Op : uint8_t {
   addi,
   ld16,
   st16,
+  rdcyc,
   faddh,
   fsubh,
   fmulh,
@@ -143,8 +144,9 @@ enum class Op : uint8_t {
   tbias,
   tvprog,
   tdone,
+  filter,
 };
-inline constexpr int kOps = 85;
+inline constexpr int kOps = 87;
 
 struct OpInfo {
   const char* mnemonic;
@@ -178,6 +180,7 @@ inline constexpr std::array<OpInfo, kOps> kOpInfo{{
     {"addi", Family::imm, 14, Kind::addi, VecOp::none, Elem::none, Elem::none, Elem::none, 1, RegSet::none, ImmMode::sext16, false, 0xF, 0xF},
     {"ld16", Family::imm, 15, Kind::ld16, VecOp::none, Elem::none, Elem::none, Elem::none, 1, RegSet::none, ImmMode::addr, false, 0xF, 0xF},
     {"st16", Family::imm, 16, Kind::st16, VecOp::none, Elem::none, Elem::none, Elem::none, 1, RegSet::none, ImmMode::addr, false, 0xF, 0xF},
+    {"rdcyc", Family::imm, 17, Kind::cycles, VecOp::none, Elem::none, Elem::none, Elem::none, 1, RegSet::gpr3, ImmMode::zero, false, 0xF, 0xF},
     {"faddh", Family::dst2src, 1, Kind::vector, VecOp::fadd, Elem::fp16, Elem::fp16, Elem::fp16, 4, RegSet::none, ImmMode::none, false, 0xF, 0xF},
     {"fsubh", Family::dst2src, 2, Kind::vector, VecOp::fsub, Elem::fp16, Elem::fp16, Elem::fp16, 4, RegSet::none, ImmMode::none, false, 0xF, 0xF},
     {"fmulh", Family::dst2src, 3, Kind::vector, VecOp::fmul, Elem::fp16, Elem::fp16, Elem::fp16, 4, RegSet::none, ImmMode::none, false, 0xF, 0xF},
@@ -246,6 +249,7 @@ inline constexpr std::array<OpInfo, kOps> kOpInfo{{
     {"tbias", Family::nodst1src, 10, Kind::tensor, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false, 0xF, 0x1},
     {"tvprog", Family::nodst1src, 11, Kind::tensor, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false, 0xF, 0x1},
     {"tdone", Family::nodst1src, 12, Kind::tensor, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::ids, false, 0xF, 0xE},
+    {"filter", Family::nodst1src, 13, Kind::filter, VecOp::none, Elem::none, Elem::i16, Elem::none, 1, RegSet::none, ImmMode::none, false, 0xF, 0xE},
 }};
 
 // Opcode number -> Op, per family (Op::illegal where unassigned).
@@ -254,7 +258,7 @@ inline constexpr std::array<Op, 32> kDecode_imm{{
     Op::sts0wds, Op::sts1wds, Op::stdwds, Op::ldxds,
     Op::stxds, Op::ldsr, Op::stsr, Op::jmp,
     Op::movi, Op::movhi, Op::addi, Op::ld16,
-    Op::st16, Op::illegal, Op::illegal, Op::illegal,
+    Op::st16, Op::rdcyc, Op::illegal, Op::illegal,
     Op::illegal, Op::illegal, Op::illegal, Op::illegal,
     Op::illegal, Op::illegal, Op::illegal, Op::illegal,
     Op::illegal, Op::illegal, Op::illegal, Op::illegal,
@@ -289,7 +293,7 @@ inline constexpr std::array<Op, 16> kDecode_nodst1src{{
     Op::nop, Op::block, Op::unblock, Op::activate,
     Op::bt, Op::bf, Op::jr, Op::setrng,
     Op::setfpc, Op::seedrng, Op::tbias, Op::tvprog,
-    Op::tdone, Op::illegal, Op::illegal, Op::illegal,
+    Op::tdone, Op::filter, Op::illegal, Op::illegal,
 }};
 
 // Per family and operand 1 type: the bits the operand leaves unused, which must be 0.
@@ -311,6 +315,10 @@ inline constexpr std::array<uint32_t, 16> kFpImm32{{0x00000000, 0x3F800000, 0xBF
 inline constexpr int kIds = 64;
 inline constexpr uint16_t kAllIdsImm8 = 255;
 inline constexpr uint16_t kAllIdsValue16 = 65535;
+
+// Completion actions of a fabric DSD's CA field (ca): what AC gets [0503].
+enum class Completion : uint8_t { activate, unblock, none };
+inline constexpr int kCompletions = 3;
 
 // SW 2104 codes -> SIMD width [0502] (0 = invalid code).
 inline constexpr std::array<uint8_t, 4> kSimdWidth{{1, 2, 4, 0}};
@@ -342,6 +350,7 @@ inline constexpr Field sq{31, 31};
 inline constexpr Field ch{33, 32};
 inline constexpr Field ss{34, 34};
 inline constexpr Field sa{35, 35};
+inline constexpr Field ca{44, 43};
 inline constexpr Field type{47, 45};
 }  // namespace fabric_in
 namespace fabric_out {  // Fabric output DSD, FIG. 21B [0511]-[0518]
@@ -357,6 +366,7 @@ inline constexpr Field index_high{39, 37};
 inline constexpr Field ss{40, 40};
 inline constexpr Field sa{41, 41};
 inline constexpr Field wli{42, 42};
+inline constexpr Field ca{44, 43};
 inline constexpr Field type{47, 45};
 }  // namespace fabric_out
 namespace mem1d {  // 1D memory vector DSD, FIG. 21C [0519]-[0525]

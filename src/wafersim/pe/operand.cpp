@@ -59,6 +59,15 @@ uint32_t index_offset(const CeCore& core, bool wli) {
   return wli ? core.gpr[isa::kIndexGpr] : 0u;  // WLI: the index register GPR4 [0524]
 }
 
+// CA: activate, unblock or nothing; the fourth code is reserved.
+isa::Completion completion(const CeCore& core, const IssueCtx& at, uint8_t ca) {
+  if (ca >= isa::kCompletions) {
+    bad(core, at, "completion action (CA) " + std::to_string(ca) +
+                      " is reserved: use 0 (activate AC), 1 (unblock AC) or 2 (none) [0503]");
+  }
+  return static_cast<isa::Completion>(ca);
+}
+
 void resolve_fabric(const CeCore& core, const IssueCtx& at, Operand& o, uint64_t raw,
                     int task_color) {
   if (o.role == Role::source) {
@@ -68,6 +77,7 @@ void resolve_fabric(const CeCore& core, const IssueCtx& at, Operand& o, uint64_t
     o.utid = f.utid;
     o.ue = f.ue;
     o.ac = f.ac;
+    o.ca = completion(core, at, f.ca);
     o.term = f.term;
     o.cx = f.cx;
     o.us = f.us;
@@ -84,6 +94,7 @@ void resolve_fabric(const CeCore& core, const IssueCtx& at, Operand& o, uint64_t
     o.utid = f.utid;
     o.ue = f.ue;
     o.ac = f.ac;
+    o.ca = completion(core, at, f.ca);
     o.ctrl = f.c;
     o.wli = f.wli;
     o.index6 = f.index6;
@@ -389,7 +400,7 @@ void read_lanes(CeCore& core, const IssueCtx& at, Operand& o, uint32_t first, in
       for (int k = 0; k < lanes; ++k) {
         out[k] = static_cast<uint32_t>(core.mem.read_le(circular_next(core, at, o), o.bytes));
       }
-      if (o.fifo && o.pop_en && lanes > 0) core.activate_id(o.pop_color);  // [0540]
+      if (o.fifo && o.pop_en && lanes > 0) core.activate_id(o.pop_color, IdCause::fifo);  // [0540]
       return;
     case OpndKind::fabric_in: {
       int k = 0;
@@ -430,7 +441,7 @@ void write_lanes(CeCore& core, const IssueCtx& at, Operand& o, uint32_t first, i
       return;
     case OpndKind::circular:
       for (int k = 0; k < lanes; ++k) core.mem.write_le(circular_next(core, at, o), o.bytes, in[k]);
-      if (o.fifo && o.push_en && lanes > 0) core.activate_id(o.push_color);  // [0540]
+      if (o.fifo && o.push_en && lanes > 0) core.activate_id(o.push_color, IdCause::fifo);  // [0540]
       return;
     case OpndKind::fabric_out: {
       // Index: the index register (WLI) or Index 2128 zero-extended [0518]; an index

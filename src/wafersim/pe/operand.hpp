@@ -62,6 +62,7 @@ struct Operand {
   // fabric vectors
   int queue = -1;            // the input queue read, or the output color written
   uint8_t ac = 0, utid = 0, index6 = 0;
+  isa::Completion ca = isa::Completion::activate;  // what completion does to AC [0503]
   bool ue = false, term = false, cx = false, us = false, ctrl = false;
   // scalar sources
   uint32_t value = 0;        // immediate

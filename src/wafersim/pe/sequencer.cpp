@@ -33,6 +33,18 @@ void ComputeElement::issue_instruction() {
                        std::to_string(core_.cfg.max_instructions()) + " instructions)");
   }
   const Instruction in = decode(fetch(pc));  // pc checked above
+  if (in.word == 0 && pc == core_.base + 4u * static_cast<uint32_t>(task_.id) &&
+      task_.how != TaskStart::activation) {
+    // An empty entry: say which wavelet came to which PE with no task to run [0371].
+    const bool data = task_.how == TaskStart::data_wavelet;
+    throw ProgramError(core_.name() + ": a " + (data ? "data" : "control") + " wavelet " +
+                       (data ? "arrived on color " : "names task id ") + std::to_string(task_.id) +
+                       (data ? ", and no task is bound to that color"
+                             : ", and no task is bound to that id") +
+                       " (its entry, instruction " + std::to_string(pc) +
+                       ", is empty): give the program a .task for id " +
+                       std::to_string(task_.id) + ", or route the color elsewhere");
+  }
   if (in.op == isa::Op::illegal) {
     // An unassigned opcode hints at empty or overwritten memory; else name the bad operand.
     const std::string why = in.named == isa::Op::illegal
@@ -204,9 +216,42 @@ void ComputeElement::execute_scalar(const Instruction& in) {
       break;
     }
     case Kind::seedrng: core_.rng.resource(core_.fpc.rng).reseed(source_value()); break;
+    case Kind::cycles: {
+      // One snapshot of the 48-bit cycle counter in three registers, low word first.
+      for (int k = 0; k < 3; ++k) {
+        core_.gpr[in.op0 + k] = static_cast<uint16_t>(core_.cycle >> (16 * k));
+      }
+      break;
+    }
+    case Kind::filter: set_filter_from(in, check(source_value(), 6)); break;
     default: fail(in, "internal: not a scalar instruction");
   }
   advance(next, term);
+}
+
+// The data filter [0597]: a three-word record (layout: filter_record in the ISA file).
+void ComputeElement::set_filter_from(const Instruction& in, uint32_t addr) {
+  const uint16_t head = core_.mem.read16(addr);
+  const int color = head & 0x3F;
+  const bool enable = (head >> 15) & 1u;
+  const uint16_t lo = core_.mem.read16(addr + 2), hi = core_.mem.read16(addr + 4);
+  if ((head & 0x7FC0u) != 0 || color >= core_.cfg.fabric_colors) {
+    fail(in, "filter record at " + std::to_string(addr) + ": word 0 = " + hex(head) +
+                 " is not a fabric color (0.." + std::to_string(core_.cfg.fabric_colors - 1) +
+                 ") with bits 14:6 clear");
+  }
+  const fabric::ColorMask bit = fabric::ColorMask{1} << color;
+  if (!enable) {
+    core_.filtered &= ~bit;
+    return;
+  }
+  if (lo > hi) {
+    fail(in, "filter record at " + std::to_string(addr) + " keeps indices " + std::to_string(lo) +
+                 ".." + std::to_string(hi) + ", an empty range");
+  }
+  core_.filtered |= bit;
+  core_.filter_lo[static_cast<size_t>(color)] = lo;
+  core_.filter_hi[static_cast<size_t>(color)] = hi;
 }
 
 }  // namespace wafersim::pe

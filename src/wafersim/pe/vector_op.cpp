@@ -240,10 +240,15 @@ bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
 
 void complete(CeCore& core, VectorOp& op) {
   for (Operand* o : operands(op)) {
-    // AC: a microthreaded fabric vector activates its color when done [0503]; Term
-    // activates it too [0504].
+    // AC: a microthreaded fabric vector acts on AC when done [0503] (Term too [0504]):
+    // activate it, unblock it, or nothing, as its CA field says.
     if (o->is_fabric() && (o->ue || (op.terminated && o->kind == OpndKind::fabric_in && o->term))) {
-      core.activate_id(o->ac);
+      const fabric::ColorMask id = fabric::ColorMask{1} << o->ac;
+      switch (o->ca) {
+        case isa::Completion::activate: core.change_ids(IdChange::activate, id, IdCause::completion); break;
+        case isa::Completion::unblock: core.change_ids(IdChange::unblock, id, IdCause::completion); break;
+        case isa::Completion::none: break;
+      }
     }
   }
   for (Operand* o : operands(op)) {

@@ -15,6 +15,7 @@ namespace wafersim::pe {
 struct VectorOp {
   Instruction in;
   uint32_t pc = 0;
+  uint64_t issued = 0;     // cycle of issue (for the trace)
   int owner = 0;           // id of the task that issued it: blocking it stops resumption [0390]
   Operand src0, src1, dst;
   uint32_t total = 1;      // elements to process

@@ -84,6 +84,10 @@ std::string CeEndpoint::describe() const {
 
 void CeEndpoint::waits(std::vector<EndpointWait>& out) const {
   for (const pe::ComputeElement::Wait& w : ce_.waits()) {
+    if (w.held_by >= 0) {
+      out.push_back({EndpointWait::Kind::held, static_cast<uint8_t>(w.held_by), w.who});
+      continue;
+    }
     if (w.color < 0) continue;
     const bool local = w.color >= ce_.config().fabric_colors;  // never enters the router
     const auto color = static_cast<uint8_t>(w.color);

@@ -120,7 +120,7 @@ class Wafer {
   struct CeMark {  // a compute element's counters when run() started
     uint32_t id;
     pe::CeCounters counters;
-    size_t task_spans, microthread_spans;
+    size_t task_spans, microthread_spans, id_events;
     std::vector<uint64_t> busy_by_pc;
   };
   void mark_ce_stats();

@@ -125,7 +125,8 @@ void Wafer::mark_ce_stats() {
   ce_marks_.reserve(ces_.size());
   for (auto& [id, ce] : ces_) {
     const pe::CeStats& s = ce->ce().stats();
-    ce_marks_.push_back({id, s, s.task_spans.size(), s.microthread_spans.size(), s.busy_by_pc});
+    ce_marks_.push_back({id, s, s.task_spans.size(), s.microthread_spans.size(), s.id_events.size(),
+                         s.busy_by_pc});
   }
 }
 
@@ -134,7 +135,7 @@ void Wafer::reset_ce_stats(uint32_t id) {
   if (c == nullptr) return;
   c->reset_stats();
   for (CeMark& m : ce_marks_) {
-    if (m.id == id) m = CeMark{id, {}, 0, 0, {}};
+    if (m.id == id) m = CeMark{id, {}, 0, 0, 0, {}};
   }
 }
 
@@ -150,6 +151,8 @@ std::vector<std::pair<uint32_t, pe::CeStats>> Wafer::ce_run_stats() {
     s.microthread_spans.assign(
         now.microthread_spans.begin() + static_cast<ptrdiff_t>(m.microthread_spans),
         now.microthread_spans.end());
+    s.id_events.assign(now.id_events.begin() + static_cast<ptrdiff_t>(m.id_events),
+                       now.id_events.end());
     s.busy_by_pc = now.busy_by_pc;
     for (size_t pc = 0; pc < m.busy_by_pc.size() && pc < s.busy_by_pc.size(); ++pc) {
       s.busy_by_pc[pc] -= m.busy_by_pc[pc];

@@ -47,8 +47,7 @@ class WaitGraph {
 
   std::string report() const {
     std::string cycle = find_cycle();
-    if (!cycle.empty()) return cycle;
-    return dead_ends();
+    return held() + (cycle.empty() ? dead_ends() : cycle);
   }
 
  private:
@@ -92,7 +91,8 @@ class WaitGraph {
       return out;
     }
     for (const EndpointWait& w : nodes_.at(n)) {
-      if (w.kind == EndpointWait::Kind::receive_local) continue;  // only the PE itself sends
+      // Only the PE itself sends a local color; a held microthread waits for an unblock.
+      if (w.kind == EndpointWait::Kind::receive_local || w.kind == EndpointWait::Kind::held) continue;
       const std::string who = "PE " + router(id) + " " + w.who;
       const unsigned color = w.color;
       if (w.kind == EndpointWait::Kind::send) {
@@ -217,6 +217,22 @@ class WaitGraph {
     return from.empty() ? "no route brings that color to this ramp" : from;
   }
 
+  // Microthreads that a blocked id holds (block_holds_microthreads): no wait graph edge
+  // leads to an unblock, so they come first.
+  std::string held() const {
+    std::string s;
+    for (const auto& [nd, waits] : nodes_) {
+      for (const EndpointWait& w : waits) {
+        if (w.kind != EndpointWait::Kind::held) continue;
+        s += "  PE " + router(node_id(nd)) + " " + w.who + " is held: its task id " +
+             std::to_string(w.color) + " is blocked [0390]\n";
+      }
+    }
+    if (s.empty()) return "";
+    return "microthreads held by a blocked id (block_holds_microthreads; an unblock of the id "
+           "lets them resume):\n" + s;
+  }
+
   std::string dead_ends() const {
     std::string s;
     size_t n = 0;
@@ -224,7 +240,7 @@ class WaitGraph {
       if (node_key(nd) != kEndpoint) continue;
       const uint32_t id = node_id(nd);
       for (const EndpointWait& w : waits) {
-        if (w.kind == EndpointWait::Kind::send) continue;
+        if (w.kind == EndpointWait::Kind::send || w.kind == EndpointWait::Kind::held) continue;
         if (n++ < kMaxDeadEnds) {
           s += "  PE " + router(id) + " " + w.who + " waits for color " +
                std::to_string(w.color) + ": " + senders(id, w) + "\n";

@@ -32,6 +32,7 @@ std::optional<Wavelet> ComputeElement::present_output(ColorMask router_stall) {
     out_rr_ = (c + 1) % n;
     ++core_.stats().wavelets_out;
     ++core_.progress;
+    quiet_ = false;  // room in an output queue
     return core_.outq.pop(c);
   }
   return std::nullopt;
@@ -47,6 +48,7 @@ void ComputeElement::accept_offramp(const Wavelet& w) {
   }
   core_.inq.push(w.color, w);
   core_.note_occupancy(w.color);
+  quiet_ = false;  // a wavelet for an input
   ++core_.stats().wavelets_in;
   ++core_.progress;
 }
@@ -81,7 +83,17 @@ int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_u
 void ComputeElement::execute_cycle() {
   CeStats& s = core_.stats();
   ++s.cycles;
+  if (quiet_) {
+    // What the full path below counts for a stalled foreground and nothing else.
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    ++s.stall_cycles;
+    ++s.stalls[static_cast<int>(quiet_cause_)];
+    if (core_.cfg.profile) note_profile(task_.pc);
+    return;
+  }
   if (!task_.active) try_pick();
+  const bool tensor_was_busy = tensor_busy();
 
   // The foreground: the running task, once its first instruction can issue.
   bool fg_ready = false;
@@ -138,6 +150,14 @@ void ComputeElement::execute_cycle() {
   if (chosen == 0) run_foreground(fgp);
   else if (chosen > 0) run_microthread(chosen - 1, utp[chosen - 1]);
   advance_tensor();
+  // A stalled foreground (it cannot suspend: not microthreaded, as no microthread is in
+  // use) in a cycle where nothing ran, with no microthread and no tensor pass beside it,
+  // stays stalled until a wavelet arrives or leaves or the host writes: its operands read
+  // only queues and descriptors. (A microthread that ran this cycle, even its last
+  // iteration, may have changed what the foreground's probe saw before it.)
+  quiet_ = chosen < 0 && fg_live && !fg_ready && ut_used_ == 0 && !tensor_was_busy &&
+           !tensor_busy();
+  if (quiet_) quiet_cause_ = fgp.cause;
 }
 
 void ComputeElement::try_pick() {

@@ -117,6 +117,7 @@ class ComputeElement {
   void try_pick();
   void run_foreground(const Probe& p);
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
+  const Instruction& decoded(uint32_t index);  // index < max_instructions
   void issue_instruction();
   void start_vector(const Instruction& in);
   void finish_vector_instruction(const Instruction& in);
@@ -150,6 +151,16 @@ class ComputeElement {
   int out_rr_ = 0;   // round robin over output queues toward the on ramp
   fabric::ColorMask stall_to_router_ = 0;
   std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
+  // Instructions decoded once, by index, on their first issue (an entry whose word has
+  // bits above the 20 is not decoded yet); all dropped when code memory is written. Sized
+  // up to the highest index issued, so a small program costs a few kilobytes.
+  std::vector<Instruction> decoded_;
+  uint64_t decoded_version_ = 0;
+  // The foreground stalled last cycle with nothing else to run, and nothing it waits on
+  // has changed since (no wavelet in or out, no host write): this cycle stalls the same
+  // way, so it only counts the stall (cause quiet_cause_) without probing the operands.
+  bool quiet_ = false;
+  StallCause quiet_cause_ = StallCause::none;
 };
 
 }  // namespace wafersim::pe

@@ -33,6 +33,21 @@ struct VectorOp {
   std::array<uint16_t, isa::kGprs> regs{};
 
   const char* mnemonic() const { return in.mnemonic(); }
+  // Back to the defaults above, except `regs` (written at suspension before any read):
+  // cheaper on every issue than assigning a whole new VectorOp.
+  void reset() {
+    src0 = Operand{};
+    src1 = Operand{};
+    dst = Operand{};
+    total = 1;
+    done = 0;
+    width = 1;
+    flag = true;
+    microthreaded = false;
+    ut_entry = -1;
+    colorset = false;
+    terminated = false;
+  }
 };
 
 // What one iteration can do now.

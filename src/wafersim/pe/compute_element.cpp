@@ -107,8 +107,37 @@ void ComputeElement::execute_cycle() {
       fg_ready = fgp.lanes > 0 || fgp.term || can_suspend(*fg_);
     }
   }
+  // One issue slot per cycle, shared round-robin by the foreground and microthreads.
+  Probe utp;
+  const int chosen = ut_used_ == 0 ? (fg_ready ? 0 : -1) : choose_slot(fg_ready, utp);
+  if (chosen >= 0) exec_rr_ = (chosen + 1) % (core_.cfg.microthreads + 1);
+
+  if (task_.active) {
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    if (fg_live && !fg_ready) note_stall(fgp);
+  }
+  if (core_.cfg.profile && (task_.active || chosen > 0)) {
+    // Before the slot runs: the pc it works at (a foreground vector operation's is task_.pc).
+    note_profile(task_.active ? task_.pc : ut_[static_cast<size_t>(chosen - 1)]->pc);
+  }
+  if (chosen == 0) run_foreground(fgp);
+  else if (chosen > 0) run_microthread(chosen - 1, utp);
+  advance_tensor();
+  // A stalled foreground (it cannot suspend: not microthreaded, as no microthread is in
+  // use) in a cycle where nothing ran, with no microthread and no tensor pass beside it,
+  // stays stalled until a wavelet arrives or leaves or the host writes: its operands read
+  // only queues and descriptors. (A microthread that ran this cycle, even its last
+  // iteration, may have changed what the foreground's probe saw before it.)
+  quiet_ = chosen < 0 && fg_live && !fg_ready && ut_used_ == 0 && !tensor_was_busy &&
+           !tensor_busy();
+  if (quiet_) quiet_cause_ = fgp.cause;
+}
+
+int ComputeElement::choose_slot(bool fg_ready, Probe& chosen_probe) {
   // Suspended microthreads whose stall has cleared [0607]; a blocked owner keeps them
   // waiting [0390], and so does a block with a non-immediate source in progress [0394].
+  CeStats& s = core_.stats();
   const int nut = core_.cfg.microthreads;
   std::array<Probe, 8> utp;
   bool ut_ready[8] = {};
@@ -123,41 +152,14 @@ void ComputeElement::execute_cycle() {
     ut_ready[i] = utp[i].lanes > 0 || utp[i].term;
     if (!ut_ready[i]) ++s.microthread_waits[static_cast<int>(utp[i].cause)];
   }
-  // One issue slot per cycle, shared round-robin by the foreground and microthreads.
-  int chosen = -1;
-  if (ut_used_ == 0) {
-    chosen = fg_ready ? 0 : -1;
-  } else {
-    for (int k = 0; k <= nut; ++k) {
-      const int pos = (exec_rr_ + k) % (nut + 1);
-      if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
-        chosen = pos;
-        break;
-      }
+  for (int k = 0; k <= nut; ++k) {
+    const int pos = (exec_rr_ + k) % (nut + 1);
+    if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
+      if (pos > 0) chosen_probe = utp[pos - 1];
+      return pos;
     }
   }
-  if (chosen >= 0) exec_rr_ = (chosen + 1) % (nut + 1);
-
-  if (task_.active) {
-    ++s.busy_cycles;
-    ++s.busy_by_id[task_.id];
-    if (fg_live && !fg_ready) note_stall(fgp);
-  }
-  if (core_.cfg.profile && (task_.active || chosen > 0)) {
-    // Before the slot runs: the pc it works at (a foreground vector operation's is task_.pc).
-    note_profile(task_.active ? task_.pc : ut_[static_cast<size_t>(chosen - 1)]->pc);
-  }
-  if (chosen == 0) run_foreground(fgp);
-  else if (chosen > 0) run_microthread(chosen - 1, utp[chosen - 1]);
-  advance_tensor();
-  // A stalled foreground (it cannot suspend: not microthreaded, as no microthread is in
-  // use) in a cycle where nothing ran, with no microthread and no tensor pass beside it,
-  // stays stalled until a wavelet arrives or leaves or the host writes: its operands read
-  // only queues and descriptors. (A microthread that ran this cycle, even its last
-  // iteration, may have changed what the foreground's probe saw before it.)
-  quiet_ = chosen < 0 && fg_live && !fg_ready && ut_used_ == 0 && !tensor_was_busy &&
-           !tensor_busy();
-  if (quiet_) quiet_cause_ = fgp.cause;
+  return -1;
 }
 
 void ComputeElement::try_pick() {

@@ -115,6 +115,9 @@ class ComputeElement {
   std::optional<fabric::Wavelet> present_output(fabric::ColorMask router_stall);
   void execute_cycle();
   void try_pick();
+  // With microthreads in use: the slot that issues this cycle (0 the foreground, k > 0
+  // microthread k-1, -1 none) and, for a microthread, its probe.
+  int choose_slot(bool fg_ready, Probe& chosen_probe);
   void run_foreground(const Probe& p);
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
   const Instruction& decoded(uint32_t index);  // index < max_instructions

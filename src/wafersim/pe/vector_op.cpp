@@ -162,6 +162,10 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
                   "UTID " + std::to_string(op.ut_entry) + " names no microthread (this CE has " +
                       std::to_string(core.cfg.microthreads) + ")");
   }
+  op.always_ready = true;
+  for (const Operand* o : operands(op)) {
+    if (o->is_fabric() || o->kind == OpndKind::circular) op.always_ready = false;
+  }
   if (op.src0.kind == OpndKind::circular && same_dsr(op.src0, op.dst)) {
     program_error(core, pc, info.mnemonic, "an in-place operation over a circular buffer",
                   ErrorCategory::unsupported);
@@ -170,6 +174,10 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
 
 Probe probe(const CeCore& core, const VectorOp& op) {
   Probe p;
+  if (op.always_ready) {  // registers, immediates and plain memory are always there
+    p.lanes = static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(op.width), op.total - op.done));
+    return p;
+  }
   for (int i = 0; i < 2; ++i) {
     if (term_pending(core, *operands(op)[i])) {
       p.term = true;

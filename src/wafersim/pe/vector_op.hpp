@@ -25,6 +25,7 @@ struct VectorOp {
   int ut_entry = -1;           // the UT State entry it would occupy [0362]
   bool colorset = false;   // block / unblock / activate over a vector of ids
   bool terminated = false; // ended by a control wavelet with Term [0504]
+  bool always_ready = false;  // no fabric or circular operand: no iteration ever stalls
   // Once suspended, the operation works on its own copy of the register file, taken when
   // it suspended (part of its UT State [0609], [0610]): its register sources, the fmac
   // scalar (GPR2/3) and the index register (GPR4, for WLI and written by US / CX) come
@@ -47,6 +48,7 @@ struct VectorOp {
     ut_entry = -1;
     colorset = false;
     terminated = false;
+    always_ready = false;
   }
 };
 

@@ -7,7 +7,7 @@ element operations per second, as ratios to a named baseline: the lone-PE bench
 compute element costs without routers, host ports and the wafer's cycle loop.
 Best of --repeat runs (the machine is shared: numbers are noisy).
 
-Run: python benchmarks/bench_pe.py [--size 16] [--block 32] [--repeat 5]
+Run: python benchmarks/bench_pe.py [--size 16 | --grid 64] [--block 32] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ def wafer_rate(mod, size: int, block: int, threads: int, repeat: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=16, help="PEs per side")
+    ap.add_argument("--size", "--grid", dest="size", type=int, default=16,
+                    help="PEs per side (--grid 64: the 64 x 64 run)")
     ap.add_argument("--block", type=int, default=32, help="rows and columns of A per PE")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()

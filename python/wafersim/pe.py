@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _core
 from .asm import Program
+from .blas_threads import quiet_blas
 from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, check_trace_path, decode_values,
                         encode_values, int_arg, load_program, read_symbol, trace_events,
                         write_chrome_trace, write_symbol)
@@ -174,10 +175,14 @@ class LonePE(CeAccess):
             raise ConfigError("tracing is off: create the LonePE with trace=True")
         path = None if trace is True or not tracing else check_trace_path(trace)
         if cycles is not None:
-            self._pe.run(int_arg("cycles", cycles, 0, 2**63))
+            cycles = int_arg("cycles", cycles, 0, 2**63)
+            with quiet_blas():
+                self._pe.run(cycles)
         else:
-            done = self._pe.run_until_idle(int_arg("max_cycles", max_cycles, 0, 2**63),
-                                           int_arg("watchdog", watchdog, 0, 2**63))
+            limits = (int_arg("max_cycles", max_cycles, 0, 2**63),
+                      int_arg("watchdog", watchdog, 0, 2**63))
+            with quiet_blas():
+                done = self._pe.run_until_idle(*limits)
             if not done:
                 raise CycleLimitError(f"the PE did not finish within {max_cycles} cycles; "
                                       f"pass cycles= to run a fixed number\n"

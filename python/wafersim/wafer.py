@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _core
+from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
 from .ce_access import check_trace_path, ids_of, write_chrome_trace
 from .errors import ConfigError, CycleLimitError, RouteError
@@ -561,7 +562,8 @@ class Wafer(PeHost):
             self._core.set_ce_trace(True)
         try:
             try:
-                r = self._core.run(cycles, _CHECK_SECONDS)
+                with quiet_blas():
+                    r = self._core.run(cycles, _CHECK_SECONDS)
             except KeyboardInterrupt as e:
                 why = f" ({e})" if str(e) else ""
                 raise KeyboardInterrupt(

@@ -22,7 +22,7 @@ namespace wafersim::pe {
 struct CeCore {
   explicit CeCore(const CeConfig& c)
       : cfg(c),
-        mem(c.memory_bytes),
+        mem(c.memory_bytes, c.data_bytes()),
         inq(fabric::kMaxColorIds, c.input_queue_depth),
         outq(c.fabric_colors, c.output_queue_depth),
         picker(c.picker),

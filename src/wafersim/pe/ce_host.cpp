@@ -18,6 +18,7 @@ void check_id(const CeCore& core, int id, const char* what) {
 }  // namespace
 
 void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) {
+  quiet_ = false;  // a host change: the next cycle looks at everything again
   const uint64_t end = uint64_t{first} + words.size();
   if (end > core_.cfg.max_instructions()) {
     throw ProgramError(core_.name() + ": instruction memory overflow: the program needs " +
@@ -51,6 +52,7 @@ void ComputeElement::check_memory_range(const char* what, uint64_t addr, uint64_
 
 void ComputeElement::write_memory(uint32_t addr, std::span<const uint8_t> bytes) {
   check_memory_range("write", addr, bytes.size());
+  quiet_ = false;
   core_.mem.write(addr, bytes);
 }
 
@@ -65,19 +67,23 @@ void ComputeElement::set_base(uint32_t base) {
                       " leaves no room for the 64 task entries below " +
                       std::to_string(core_.cfg.max_instructions()));
   }
+  quiet_ = false;
   core_.base = base;
 }
 
 void ComputeElement::activate(int id) {
   check_id(core_, id, "activate:");
+  quiet_ = false;
   core_.activate_id(id, IdCause::host);
 }
 void ComputeElement::block(int id) {
   check_id(core_, id, "block:");
+  quiet_ = false;
   core_.change_ids(IdChange::block, fabric::ColorMask{1} << id, IdCause::host);
 }
 void ComputeElement::unblock(int id) {
   check_id(core_, id, "unblock:");
+  quiet_ = false;
   core_.change_ids(IdChange::unblock, fabric::ColorMask{1} << id, IdCause::host);
 }
 
@@ -98,12 +104,14 @@ void ComputeElement::set_filter(int color, int lo, int hi) {
                       " keeps indices " + std::to_string(lo) + ".." + std::to_string(hi) +
                       ": give 0 <= lowest <= highest <= 65535");
   }
+  quiet_ = false;
   core_.filtered |= fabric::ColorMask{1} << color;
   core_.filter_lo[static_cast<size_t>(color)] = static_cast<uint16_t>(lo);
   core_.filter_hi[static_cast<size_t>(color)] = static_cast<uint16_t>(hi);
 }
 void ComputeElement::clear_filter(int color) {
   check_filter_color(core_, color);
+  quiet_ = false;
   core_.filtered &= ~(fabric::ColorMask{1} << color);
 }
 std::optional<std::pair<int, int>> ComputeElement::filter(int color) const {
@@ -121,6 +129,7 @@ uint16_t ComputeElement::gpr(int r) const {
 }
 void ComputeElement::set_gpr(int r, uint16_t v) {
   gpr(r);
+  quiet_ = false;
   core_.gpr[r] = v;
 }
 
@@ -144,6 +153,7 @@ uint64_t ComputeElement::dsr(DsrSet set, int n) const {
 }
 void ComputeElement::set_dsr(DsrSet set, int n, uint64_t raw) {
   check_dsr(n);
+  quiet_ = false;
   core_.dsr.dsr(set, n) = raw & kDsrMask;
 }
 uint64_t ComputeElement::xdsr(int n) const {
@@ -152,6 +162,7 @@ uint64_t ComputeElement::xdsr(int n) const {
 }
 void ComputeElement::set_xdsr(int n, uint64_t raw) {
   check_x(n, "XDSR");
+  quiet_ = false;
   core_.dsr.xdsr(n) = raw & kXdsrMask;
 }
 uint16_t ComputeElement::stride_reg(int n) const {
@@ -160,6 +171,7 @@ uint16_t ComputeElement::stride_reg(int n) const {
 }
 void ComputeElement::set_stride_reg(int n, uint16_t v) {
   check_x(n, "stride register");
+  quiet_ = false;
   core_.dsr.stride_reg(n) = v & kStrideMask;
 }
 
@@ -179,6 +191,7 @@ int ComputeElement::output_queue_size(int color) const {
 void ComputeElement::set_fp_control(const numerics::FpControl& ctl) {
   numerics::validate(ctl);
   core_.rng.resource(ctl.rng);  // checks the index
+  quiet_ = false;
   core_.fpc = ctl;
 }
 

@@ -107,7 +107,10 @@ std::string shape(int64_t r, int64_t c) { return std::to_string(r) + " x " + std
 
 ComputeElement::~ComputeElement() = default;
 
-tensor::TensorUnit* ComputeElement::tensor_unit() { return tensor_ ? &tensor_->unit : nullptr; }
+tensor::TensorUnit* ComputeElement::tensor_unit() {
+  quiet_ = false;  // the caller may change the unit
+  return tensor_ ? &tensor_->unit : nullptr;
+}
 
 bool ComputeElement::tensor_busy() const { return tensor_ && tensor_->busy; }
 

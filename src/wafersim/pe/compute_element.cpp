@@ -32,6 +32,7 @@ std::optional<Wavelet> ComputeElement::present_output(ColorMask router_stall) {
     out_rr_ = (c + 1) % n;
     ++core_.stats().wavelets_out;
     ++core_.progress;
+    quiet_ = false;  // room in an output queue
     return core_.outq.pop(c);
   }
   return std::nullopt;
@@ -45,6 +46,7 @@ void ComputeElement::accept_offramp(const Wavelet& w) {
     internal_error(core_.name() + ": the router delivered color " + std::to_string(w.color) +
                    " into a full input queue despite the stall [0330]");
   }
+  quiet_ = false;  // a wavelet for an input (also one a filter drops)
   ++core_.stats().wavelets_in;
   ++core_.progress;
   if (core_.drops(w)) return;  // an input filter keeps it out of the queue [0597]
@@ -83,7 +85,17 @@ int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_u
 void ComputeElement::execute_cycle() {
   CeStats& s = core_.stats();
   ++s.cycles;
+  if (quiet_) {
+    // What the full path below counts for a stalled foreground and nothing else.
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    ++s.stall_cycles;
+    ++s.stalls[static_cast<int>(quiet_cause_)];
+    if (core_.cfg.profile) note_profile(task_.pc);
+    return;
+  }
   if (!task_.active) try_pick();
+  const bool tensor_was_busy = tensor_busy();
 
   // The foreground: the running task, once its first instruction can issue.
   bool fg_ready = false;
@@ -97,10 +109,39 @@ void ComputeElement::execute_cycle() {
       fg_ready = fgp.lanes > 0 || fgp.term || can_suspend(*fg_);
     }
   }
+  // One issue slot per cycle, shared round-robin by the foreground and microthreads.
+  Probe utp;
+  const int chosen = ut_used_ == 0 ? (fg_ready ? 0 : -1) : choose_slot(fg_ready, utp);
+  if (chosen >= 0) exec_rr_ = (chosen + 1) % (core_.cfg.microthreads + 1);
+
+  if (task_.active) {
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    if (fg_live && !fg_ready) note_stall(fgp);
+  }
+  if (core_.cfg.profile && (task_.active || chosen > 0)) {
+    // Before the slot runs: the pc it works at (a foreground vector operation's is task_.pc).
+    note_profile(task_.active ? task_.pc : ut_[static_cast<size_t>(chosen - 1)]->pc);
+  }
+  if (chosen == 0) run_foreground(fgp);
+  else if (chosen > 0) run_microthread(chosen - 1, utp);
+  advance_tensor();
+  // A stalled foreground (it cannot suspend: not microthreaded, as no microthread is in
+  // use) in a cycle where nothing ran, with no microthread and no tensor pass beside it,
+  // stays stalled until a wavelet arrives or leaves or the host writes: its operands read
+  // only queues and descriptors. (A microthread that ran this cycle, even its last
+  // iteration, may have changed what the foreground's probe saw before it.)
+  quiet_ = chosen < 0 && fg_live && !fg_ready && ut_used_ == 0 && !tensor_was_busy &&
+           !tensor_busy();
+  if (quiet_) quiet_cause_ = fgp.cause;
+}
+
+int ComputeElement::choose_slot(bool fg_ready, Probe& chosen_probe) {
   // Suspended microthreads whose stall has cleared [0607]. With block_holds_microthreads
   // (the literal reading of [0390]) a blocked owner keeps them waiting, and so does a
   // block with a non-immediate source in progress [0394]; by default blocking gates only
   // what the picker starts.
+  CeStats& s = core_.stats();
   const int nut = core_.cfg.microthreads;
   std::array<Probe, 8> utp;
   bool ut_ready[8] = {};
@@ -117,33 +158,14 @@ void ComputeElement::execute_cycle() {
     ut_ready[i] = utp[i].lanes > 0 || utp[i].term;
     if (!ut_ready[i]) ++s.microthread_waits[static_cast<int>(utp[i].cause)];
   }
-  // One issue slot per cycle, shared round-robin by the foreground and microthreads.
-  int chosen = -1;
-  if (ut_used_ == 0) {
-    chosen = fg_ready ? 0 : -1;
-  } else {
-    for (int k = 0; k <= nut; ++k) {
-      const int pos = (exec_rr_ + k) % (nut + 1);
-      if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
-        chosen = pos;
-        break;
-      }
+  for (int k = 0; k <= nut; ++k) {
+    const int pos = (exec_rr_ + k) % (nut + 1);
+    if (pos == 0 ? fg_ready : ut_ready[pos - 1]) {
+      if (pos > 0) chosen_probe = utp[pos - 1];
+      return pos;
     }
   }
-  if (chosen >= 0) exec_rr_ = (chosen + 1) % (nut + 1);
-
-  if (task_.active) {
-    ++s.busy_cycles;
-    ++s.busy_by_id[task_.id];
-    if (fg_live && !fg_ready) note_stall(fgp);
-  }
-  if (core_.cfg.profile && (task_.active || chosen > 0)) {
-    // Before the slot runs: the pc it works at (a foreground vector operation's is task_.pc).
-    note_profile(task_.active ? task_.pc : ut_[static_cast<size_t>(chosen - 1)]->pc);
-  }
-  if (chosen == 0) run_foreground(fgp);
-  else if (chosen > 0) run_microthread(chosen - 1, utp[chosen - 1]);
-  advance_tensor();
+  return -1;
 }
 
 void ComputeElement::try_pick() {

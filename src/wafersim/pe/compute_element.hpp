@@ -123,8 +123,12 @@ class ComputeElement {
   std::optional<fabric::Wavelet> present_output(fabric::ColorMask router_stall);
   void execute_cycle();
   void try_pick();
+  // With microthreads in use: the slot that issues this cycle (0 the foreground, k > 0
+  // microthread k-1, -1 none) and, for a microthread, its probe.
+  int choose_slot(bool fg_ready, Probe& chosen_probe);
   void run_foreground(const Probe& p);
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
+  const Instruction& decoded(uint32_t index);  // index < max_instructions
   void issue_instruction();
   void start_vector(const Instruction& in);
   void finish_vector_instruction(const Instruction& in);
@@ -163,6 +167,16 @@ class ComputeElement {
   int out_rr_ = 0;   // round robin over output queues toward the on ramp
   fabric::ColorMask stall_to_router_ = 0;
   std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
+  // Instructions decoded once, by index, on their first issue (an entry whose word has
+  // bits above the 20 is not decoded yet); all dropped when code memory is written. Sized
+  // up to the highest index issued, so a small program costs a few kilobytes.
+  std::vector<Instruction> decoded_;
+  uint64_t decoded_version_ = 0;
+  // The foreground stalled last cycle with nothing else to run, and nothing it waits on
+  // has changed since (no wavelet in or out, no host write): this cycle stalls the same
+  // way, so it only counts the stall (cause quiet_cause_) without probing the operands.
+  bool quiet_ = false;
+  StallCause quiet_cause_ = StallCause::none;
 };
 
 }  // namespace wafersim::pe

@@ -13,7 +13,8 @@ namespace wafersim::pe {
 
 class PeMemory {
  public:
-  explicit PeMemory(uint32_t bytes) : size_(bytes) {}
+  // `code_start`: where the code region begins; writes that reach it bump code_version().
+  PeMemory(uint32_t bytes, uint32_t code_start) : size_(bytes), code_start_(code_start) {}
 
   uint32_t size() const { return size_; }
   bool allocated() const { return !bytes_.empty(); }
@@ -37,6 +38,7 @@ class PeMemory {
   }
   void write_le(uint32_t addr, int n, uint64_t v) {
     ensure();
+    note_write(addr, static_cast<uint32_t>(n));
     uint8_t* p = bytes_.data() + addr;
     switch (n) {
       case 2: { const uint16_t w = static_cast<uint16_t>(v); std::memcpy(p, &w, 2); return; }
@@ -59,14 +61,24 @@ class PeMemory {
   void write(uint32_t addr, std::span<const uint8_t> in) {
     if (in.empty()) return;
     ensure();
+    note_write(addr, static_cast<uint32_t>(in.size()));
     std::memcpy(bytes_.data() + addr, in.data(), in.size());
   }
+
+  // Grows whenever a write reaches the code region: decoded instructions older than
+  // this are stale.
+  uint64_t code_version() const { return code_version_; }
 
  private:
   void ensure() {
     if (bytes_.empty()) bytes_.assign(size_, 0);
   }
+  void note_write(uint32_t addr, uint32_t n) {
+    if (addr + n > code_start_) ++code_version_;
+  }
   uint32_t size_;
+  uint32_t code_start_;
+  uint64_t code_version_ = 0;
   std::vector<uint8_t> bytes_;
 };
 

@@ -355,6 +355,18 @@ int64_t vector_address(const CeCore& core, const Operand& o, uint32_t e) {
   return a;
 }
 
+// The address of element `first` of a 1D memory vector when elements first..first+lanes-1
+// all lie, even, inside data memory (then no element needs its own check), else -1.
+int64_t mem1d_run(const CeCore& core, const Operand& o, uint32_t first, int lanes) {
+  const int64_t a0 = int64_t{o.base} + index_offset(core, o.wli) + int64_t{first} * o.stride;
+  const int64_t a1 = a0 + int64_t{lanes - 1} * o.stride;
+  const int64_t limit = core.cfg.data_bytes();
+  if (std::min(a0, a1) < 0 || std::max(a0, a1) + o.bytes > limit || ((a0 | o.stride) & 1) != 0) {
+    return -1;
+  }
+  return a0;
+}
+
 // The next element of a circular buffer: returns its address and advances the live
 // pointer in the DSR, wrapping to Start and toggling FW at End [0534], [0538].
 uint32_t circular_next(CeCore& core, const IssueCtx& at, const Operand& o) {
@@ -391,6 +403,13 @@ void read_lanes(CeCore& core, const IssueCtx& at, Operand& o, uint32_t first, in
     }
     case OpndKind::mem1d:
     case OpndKind::mem4d:
+      if (const int64_t a = o.kind == OpndKind::mem1d ? mem1d_run(core, o, first, lanes) : -1;
+          a >= 0) {
+        for (int k = 0; k < lanes; ++k) {
+          out[k] = static_cast<uint32_t>(core.mem.read_le(static_cast<uint32_t>(a + k * o.stride), o.bytes));
+        }
+        return;
+      }
       for (int k = 0; k < lanes; ++k) {
         const uint32_t addr = checked(core, at, vector_address(core, o, first + k), o.bytes);
         out[k] = static_cast<uint32_t>(core.mem.read_le(addr, o.bytes));
@@ -434,6 +453,13 @@ void write_lanes(CeCore& core, const IssueCtx& at, Operand& o, uint32_t first, i
       return;
     case OpndKind::mem1d:
     case OpndKind::mem4d:
+      if (const int64_t a = o.kind == OpndKind::mem1d ? mem1d_run(core, o, first, lanes) : -1;
+          a >= 0) {
+        for (int k = 0; k < lanes; ++k) {
+          core.mem.write_le(static_cast<uint32_t>(a + k * o.stride), o.bytes, in[k]);
+        }
+        return;
+      }
       for (int k = 0; k < lanes; ++k) {
         const uint32_t addr = checked(core, at, vector_address(core, o, first + k), o.bytes);
         core.mem.write_le(addr, o.bytes, in[k]);

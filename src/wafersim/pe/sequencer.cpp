@@ -1,6 +1,8 @@
 // I-Seq 836 and Dec 840 [0347]-[0353]: fetch from memory, decode, and execute the
 // instructions that are not vector operations (descriptor loads and stores, jumps and
 // branches, register moves, block / unblock / activate, FP and RNG configuration).
+#include <algorithm>
+
 #include "wafersim/pe/ce_errors.hpp"
 #include "wafersim/pe/color_set.hpp"
 #include "wafersim/pe/compute_element.hpp"
@@ -25,6 +27,23 @@ uint32_t ComputeElement::fetch(uint32_t index) const {
   return static_cast<uint32_t>((word >> (20 * (index % 3))) & 0xFFFFFu);
 }
 
+const Instruction& ComputeElement::decoded(uint32_t index) {
+  constexpr uint32_t kNotDecoded = ~0u;
+  if (decoded_version_ != core_.mem.code_version()) {
+    decoded_.clear();
+    decoded_version_ = core_.mem.code_version();
+  }
+  if (index >= decoded_.size()) {
+    Instruction blank;
+    blank.word = kNotDecoded;
+    const size_t n = std::min<size_t>(core_.cfg.max_instructions(), (index / 64 + 1) * 64);
+    decoded_.resize(n, blank);
+  }
+  Instruction& in = decoded_[index];
+  if (in.word == kNotDecoded) in = decode(fetch(index));
+  return in;
+}
+
 void ComputeElement::issue_instruction() {
   const uint32_t pc = task_.pc;
   if (pc >= core_.cfg.max_instructions()) {
@@ -32,7 +51,7 @@ void ComputeElement::issue_instruction() {
                        std::to_string(pc) + " is outside instruction memory (" +
                        std::to_string(core_.cfg.max_instructions()) + " instructions)");
   }
-  const Instruction in = decode(fetch(pc));  // pc checked above
+  const Instruction in = decoded(pc);  // pc checked above
   if (in.word == 0 && pc == core_.base + 4u * static_cast<uint32_t>(task_.id) &&
       task_.how != TaskStart::activation) {
     // An empty entry: say which wavelet came to which PE with no task to run [0371].

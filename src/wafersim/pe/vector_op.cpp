@@ -105,7 +105,7 @@ bool rewrite_dsr(CeCore& core, const Operand& o, uint64_t raw) {
 
 void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, uint32_t pc,
                      int owner, int task_color) {
-  op = VectorOp{};
+  op.reset();
   op.in = in;
   op.pc = pc;
   op.owner = owner;
@@ -117,12 +117,16 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
 
   // All vector operands describe the same number of elements.
   bool have_len = false;
-  std::string lens;
   for (int i = 0; i < 3; ++i) {
     const Operand& o = *operands(op)[i];
     if (!o.is_vector()) continue;
-    lens += std::string(lens.empty() ? "" : ", ") + kNames[i] + " " + std::to_string(o.length);
     if (have_len && o.length != op.total) {
+      std::string lens;  // the lengths up to and including the first that differs
+      for (int j = 0; j <= i; ++j) {
+        const Operand& v = *operands(op)[j];
+        if (!v.is_vector()) continue;
+        lens += std::string(lens.empty() ? "" : ", ") + kNames[j] + " " + std::to_string(v.length);
+      }
       program_error(core, pc, info.mnemonic, "vector operands have different lengths (" + lens + ")");
     }
     op.total = o.length;
@@ -158,6 +162,10 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
                   "UTID " + std::to_string(op.ut_entry) + " names no microthread (this CE has " +
                       std::to_string(core.cfg.microthreads) + ")");
   }
+  op.always_ready = true;
+  for (const Operand* o : operands(op)) {
+    if (o->is_fabric() || o->kind == OpndKind::circular) op.always_ready = false;
+  }
   if (op.src0.kind == OpndKind::circular && same_dsr(op.src0, op.dst)) {
     program_error(core, pc, info.mnemonic, "an in-place operation over a circular buffer",
                   ErrorCategory::unsupported);
@@ -166,6 +174,10 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
 
 Probe probe(const CeCore& core, const VectorOp& op) {
   Probe p;
+  if (op.always_ready) {  // registers, immediates and plain memory are always there
+    p.lanes = static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(op.width), op.total - op.done));
+    return p;
+  }
   for (int i = 0; i < 2; ++i) {
     if (term_pending(core, *operands(op)[i])) {
       p.term = true;

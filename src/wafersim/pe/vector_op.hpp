@@ -26,6 +26,7 @@ struct VectorOp {
   int ut_entry = -1;           // the UT State entry it would occupy [0362]
   bool colorset = false;   // block / unblock / activate over a vector of ids
   bool terminated = false; // ended by a control wavelet with Term [0504]
+  bool always_ready = false;  // no fabric or circular operand: no iteration ever stalls
   // Once suspended, the operation works on its own copy of the register file, taken when
   // it suspended (part of its UT State [0609], [0610]): its register sources, the fmac
   // scalar (GPR2/3) and the index register (GPR4, for WLI and written by US / CX) come
@@ -34,6 +35,22 @@ struct VectorOp {
   std::array<uint16_t, isa::kGprs> regs{};
 
   const char* mnemonic() const { return in.mnemonic(); }
+  // Back to the defaults above, except `regs` (written at suspension before any read):
+  // cheaper on every issue than assigning a whole new VectorOp.
+  void reset() {
+    src0 = Operand{};
+    src1 = Operand{};
+    dst = Operand{};
+    total = 1;
+    done = 0;
+    width = 1;
+    flag = true;
+    microthreaded = false;
+    ut_entry = -1;
+    colorset = false;
+    terminated = false;
+    always_ready = false;
+  }
 };
 
 // What one iteration can do now.

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # ce_bench: the random-program bench of the CE tests
 
 # ---- canonical form ------------------------------------------------------------------------
 
@@ -343,6 +344,7 @@ def random_program_cases(count=60):
     def words(seed):
         def run():
             import wafersim as ws
+            from ce_bench import random_bench
             from wafersim.asm import isa
 
             spec = isa()
@@ -358,21 +360,7 @@ def random_program_cases(count=60):
                         continue
                     word = fam.put(word, name, int(rng.integers(0, 1 << (hi - lo + 1))))
                 ws_.append(word)
-            pe = ws.pe.LonePE(loopback=[2], memory_bytes=8192, code_bytes=2048, trace=True)
-            pe._ce.load_code(0, np.array(ws_, dtype=np.uint32))
-            pe.write_memory(0, rng.integers(0, 256, 6144, dtype=np.uint8))
-            for kind in ("s0", "s1", "d"):
-                for n in range(12):
-                    pe._ce.set_dsr(kind, n, int(rng.integers(0, 2**48, dtype=np.uint64)))
-            for n in range(2, 8):
-                pe._ce.set_xdsr(n, int(rng.integers(0, 2**51, dtype=np.uint64)))
-                pe._ce.set_stride_reg(n, int(rng.integers(0, 2**15)))
-            for r in range(16):
-                pe.set_gpr(r, int(rng.integers(0, 65536)))
-            pe.inject_wavelets(0, rng.integers(0, 2**32, 8, dtype=np.uint64),
-                               index=rng.integers(0, 65536, 8), ctrl=rng.integers(0, 2, 8))
-            pe.inject_wavelets(3, rng.integers(0, 2**32, 8, dtype=np.uint64))
-            pe.launch(0)
+            pe = random_bench(ws_, rng, trace=True)
             err = None
             try:
                 pe.run(400)

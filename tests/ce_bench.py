@@ -41,3 +41,25 @@ REPORT_R2 = f"""
 rep: .dsd fabric_out, color={SINK}, length=1, sw=1
 .code
 """
+
+
+def random_bench(words, rng, **pe_args) -> ws.pe.LonePE:
+    """A lone PE holding `words` from instruction 0 (task 0's entry), with random memory,
+    descriptors, stride registers, GPRs and input wavelets on colors 0 and 3, launched on
+    task 0: the start of a random-program run (robustness tests, golden runs)."""
+    pe = ws.pe.LonePE(loopback=[2], memory_bytes=8192, code_bytes=2048, **pe_args)
+    pe._ce.load_code(0, np.array(words, dtype=np.uint32))
+    pe.write_memory(0, rng.integers(0, 256, 6144, dtype=np.uint8))
+    for kind in ("s0", "s1", "d"):
+        for n in range(12):
+            pe._ce.set_dsr(kind, n, int(rng.integers(0, 2**48, dtype=np.uint64)))
+    for n in range(2, 8):
+        pe._ce.set_xdsr(n, int(rng.integers(0, 2**51, dtype=np.uint64)))
+        pe._ce.set_stride_reg(n, int(rng.integers(0, 2**15)))
+    for r in range(16):
+        pe.set_gpr(r, int(rng.integers(0, 65536)))
+    pe.inject_wavelets(0, rng.integers(0, 2**32, 8, dtype=np.uint64), index=rng.integers(0, 65536, 8),
+                       ctrl=rng.integers(0, 2, 8))
+    pe.inject_wavelets(3, rng.integers(0, 2**32, 8, dtype=np.uint64))
+    pe.launch(0)
+    return pe

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import wafersim as ws
+from ce_bench import random_bench
 from wafersim.asm import isa
 
 
@@ -27,21 +28,7 @@ def _word(draw):
 @given(words=st.lists(_word(), min_size=4, max_size=24), seed=st.integers(0, 2**32 - 1))
 def test_random_programs_raise_only_wafersim_errors(words, seed):
     rng = np.random.default_rng(seed)
-    pe = ws.pe.LonePE(loopback=[2], memory_bytes=8192, code_bytes=2048)
-    pe._ce.load_code(0, np.array(words, dtype=np.uint32))  # task 0's entry and onwards
-    pe.write_memory(0, rng.integers(0, 256, 6144, dtype=np.uint8))
-    for kind in ("s0", "s1", "d"):
-        for n in range(12):
-            pe._ce.set_dsr(kind, n, int(rng.integers(0, 2**48, dtype=np.uint64)))
-    for n in range(2, 8):
-        pe._ce.set_xdsr(n, int(rng.integers(0, 2**51, dtype=np.uint64)))
-        pe._ce.set_stride_reg(n, int(rng.integers(0, 2**15)))
-    for r in range(16):
-        pe.set_gpr(r, int(rng.integers(0, 65536)))
-    pe.inject_wavelets(0, rng.integers(0, 2**32, 8, dtype=np.uint64), index=rng.integers(0, 65536, 8),
-                       ctrl=rng.integers(0, 2, 8))
-    pe.inject_wavelets(3, rng.integers(0, 2**32, 8, dtype=np.uint64))
-    pe.launch(0)
+    pe = random_bench(words, rng)
     try:
         pe.run(400)
     except ws.WaferError as e:

@@ -10,6 +10,10 @@ join (the block's last layer) whose depth is the FIFO of the join's finalizers
 (``ws.map(..., skip_depth=)``), the one thing the pass may change. Its bytes per batch are
 the block's whole input vector: the FIFO slots of all the join's finalizers together.
 
+A two-branch block (y = f(x) + g(x)) is the same cut with two computed branches: branch
+g's first layer takes its input from the fork (an edge from the fork's stage), and the
+skip buffer runs from branch f's last layer to the join.
+
 Steps are samples: a step lasts as long as the slowest block takes per sample, so the
 model's interval in steps times that service time predicts the wafer's steady cycles per
 sample (:func:`predicted_cycles`). The model is conservative: on the wafer a block starts
@@ -22,6 +26,7 @@ from __future__ import annotations
 import numbers
 
 from ..errors import ConfigError
+from ..nn.sequential import branch_split
 from .builders import from_stages
 from .graph import PipelineGraph
 from .solve import balance
@@ -49,11 +54,13 @@ def model_graph(dense, skip_depths: dict[int, int] | None = None, esize: int = 4
     for i, d in enumerate(dense):
         stages.append({"name": f"L{i}"})
         if i > 0:
-            buffers.append({"name": f"a{i}", "producer": f"L{i - 1}", "consumers": [f"L{i}"],
+            buffers.append({"name": f"a{i}", "producer": f"L{d.source(i)}", "consumers": [f"L{i}"],
                             "depth": 1, "bytes_per_batch": d.n_in * esize, "tunable": False})
         if d.skip_from is not None:
             depth = skip_depths.get(i, 1)
-            buffers.append({"name": skip_buffer(i), "producer": f"L{d.skip_from - 1}",
+            split = branch_split(dense, i)
+            producer = d.skip_from - 1 if split is None else split - 1
+            buffers.append({"name": skip_buffer(i), "producer": f"L{producer}",
                             "consumers": [f"L{i}"], "depth": int(depth),
                             "bytes_per_batch": d.n_out * esize, "tunable": True})
     return from_stages(stages, buffers)
@@ -69,9 +76,15 @@ def balanced_skip_depths(dense, esize: int = 4, *, mode: str = "equal",
     res = balance(model_graph(dense, esize=esize), mode=mode, block_bytes=block_bytes)
     out = {}
     for j in joins:
-        name = skip_buffer(j)
-        extra = sum(ins.depth for ins in res.inserted if ins.buffer == name)
-        out[j] = res.depths[name] + extra
+        # the wafer holds the samples of the short path in the join's FIFO: what the pass
+        # inserts on the skip edge, and for a two-branch block on the edges of branch f
+        # (a chain, so buffering anywhere along it is the same), goes there
+        names = {skip_buffer(j)}
+        split = branch_split(dense, j)
+        if split is not None:
+            names |= {f"a{k}" for k in range(dense[j].skip_from, split)}
+        extra = sum(ins.depth for ins in res.inserted if ins.buffer in names)
+        out[j] = res.depths[skip_buffer(j)] + extra
     return out
 
 

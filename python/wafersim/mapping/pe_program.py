@@ -26,6 +26,12 @@ delta partial sums of the next layer's row c (or, in the last layer, the targets
 delta = sum * f'(a) (or the delta rule [0645]) and sends the nonzero deltas down its
 column.
 
+Two-branch blocks (docs/training.md, "Two-branch blocks") reuse these parts: branch f's
+last finalizers send their output densely to the join's FIFO (no sparse send) and receive
+dL/dy from the join in place of the next layer's delta sums; the west end of branch g's
+first layer sends its delta sums to the east end of f's first layer, which starts its
+row's chain with them.
+
 Residual blocks (docs/training.md, "Residual blocks"): the finalizer F_c of the layer
 before a block also sends its activations, densely, on the skip color to F_c of the
 block's last layer (the *join*), after the sparse sends; the join keeps arriving skip
@@ -70,16 +76,20 @@ class PeSpec:
     p_in: int | None        # forward partial sums from the far neighbour (None at a chain start)
     h_out: int | None       # delta partial sums west (None in layer 0)
     h_in: int | None        # delta partial sums from the east (None at the east end)
-    a_out: int | None = None    # F: activations out
+    a_out: int | None = None    # F: activations out (None: branch f's last layer, whose
+                                # output goes dense to the join on skip_out instead)
     j_in: int | None = None     # F: delta partial sums of the next layer (or targets)
     d_send: bool = False        # F: the column has other PEs to send deltas to
     p_low: int | None = None    # F: partial sums from the rows below (None in row 0)
     p_high: int | None = None   # F: partial sums from the rows above (None in the top row)
-    skip_out: int | None = None     # F before a residual block: its activations to the join
-    skip_in: int | None = None      # F of a join: the residual's input x arrives here
+    skip_out: int | None = None     # F before a residual block (or ending branch f of a
+                                    # two-branch block): its activations to the join
+    skip_in: int | None = None      # F of a join: x (residual) or f(x) (two-branch) arrives
     skip_depth: int = 0             # F of a join: skip vectors its FIFO holds
     skip_back: int | None = None    # F of a join: dL/dy back to the block's first layer
+                                    # (two-branch: to branch f's last finalizers)
     skip_grad_in: int | None = None  # east end of a residual's first layer: dL/dy arrives
+                                     # (two-branch: branch g's dL/dx)
 
     @property
     def join(self) -> bool:
@@ -213,7 +223,8 @@ def pe_source(s: PeSpec) -> str:
         add("d_flagw:  .dsd mem1d, base=v_flags, length=1, stride=2, wli=1")
         # staged sparse sends (see _staged_sender): a local queue, and one forwarding
         # operation per round from it to the fabric (lengths patched per round)
-        add(stage_dsds("d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END)))
+        if s.a_out is not None:
+            add(stage_dsds("d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END)))
         add(f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}")
         add(f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}")
         add(fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN))
@@ -336,7 +347,8 @@ def pe_source(s: PeSpec) -> str:
             add(f".task fin2, {T.FIN2}")
         if s.row < s.rows - 1:
             add(f".task fin3, {T.FIN3}")
-        add(f".task tx, {T.TX}")
+        if s.a_out is not None:
+            add(f".task tx, {T.TX}")
         if s.d_send:
             add(f".task dx, {T.DTX}")
         add(f".task j_first, {s.j_in}")
@@ -565,6 +577,12 @@ def _finalize_forward(s: PeSpec, FX: str, MV: str) -> list[str]:
     add("        lddwds  D[11], d_aw")
     add("        lds1wds S1[11], d_z")
     L.extend(_act(s, FX, MV, "D[11]", "S1[11]"))
+    if s.a_out is None:
+        # branch f's last layer: the sample's output, dense, to the join's FIFO only
+        L.extend(_skip_send(s, MV))
+        add("sk_sent:")
+        L.extend(finished)
+        return L
     if s.join:
         L.extend(_skip_add(s, FX, MV))
         add("        li r6, ybuf")

@@ -10,6 +10,9 @@ the activations of column c travel east along row c into the next block's row c.
 A residual block (layers p..j, y = f(x) + x) forks at the finalizers of layer p - 1 and
 joins at those of layer j: column c's skip runs along row c, so the join's column groups
 must be the fork's, and every layer of the block has C x C PEs (C = layer p - 1's columns).
+A two-branch block (y = f(x) + g(x), layers p..s-1 = f and s..j = g) keeps the same rule:
+both branches lie on the fork's rows, f's blocks then g's, and g's first layer reads the
+fork's activations (``DenseLayer.input_from``).
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
-from ..nn.sequential import DenseLayer
+from ..nn.sequential import DenseLayer, branch_split
 
-__all__ = ["LayerBlock", "groups", "check_shapes", "residual_blocks", "in_residual"]
+__all__ = ["LayerBlock", "groups", "check_shapes", "residual_blocks", "in_residual",
+           "branch_blocks", "branch_split"]
 
 
 def groups(n: int, k: int) -> list[tuple[int, int]]:
@@ -72,8 +76,19 @@ class LayerBlock:
 
 
 def residual_blocks(dense: list[DenseLayer]) -> list[tuple[int, int]]:
-    """(first, join) layer indices of every residual block of a model."""
+    """(first, join) layer indices of every block with a join: ``Residual`` and
+    ``TwoBranch`` blocks (``branch_split`` tells them apart)."""
     return [(d.skip_from, j) for j, d in enumerate(dense) if d.skip_from is not None]
+
+
+def branch_blocks(dense: list[DenseLayer]) -> list[tuple[int, int, int]]:
+    """(first, split, join) of every two-branch block: f = first..split-1, g = split..join."""
+    out = []
+    for p, j in residual_blocks(dense):
+        s = branch_split(dense, j)
+        if s is not None:
+            out.append((p, s, j))
+    return out
 
 
 def in_residual(dense: list[DenseLayer]) -> dict[int, tuple[int, int]]:
@@ -102,15 +117,17 @@ def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
         if c > r:
             raise ConfigError(f"{name}: {r} x {c} block; a column's finalizer is PE (c, c), so "
                               "a block needs at least as many rows as columns")
-        if i > 0 and r != shapes[i - 1][1]:
-            raise ConfigError(f"{name}: {r} rows, but layer {i - 1} has {shapes[i - 1][1]} "
+        src = d.source(i)
+        if i > 0 and r != shapes[src][1]:
+            raise ConfigError(f"{name}: {r} rows, but layer {src} has {shapes[src][1]} "
                               "columns; a layer's rows receive the previous layer's columns "
                               "(rows = previous columns)")
         res = in_residual(dense).get(i)
         if res is not None and c != shapes[res[0] - 1][1]:
             p, j = res
             k = shapes[p - 1][1]
-            raise ConfigError(f"{name} is in the residual block of layers {p}..{j}: its block "
+            kind = "residual" if branch_split(dense, j) is None else "two-branch"
+            raise ConfigError(f"{name} is in the {kind} block of layers {p}..{j}: its block "
                               f"is {r} x {c}, but the layers of a residual block need {k} x {k} "
                               f"PEs (the columns of layer {p - 1}, whose activations the skip "
                               f"carries to layer {j}'s finalizers)")

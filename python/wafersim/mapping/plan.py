@@ -21,9 +21,9 @@ from ..errors import ConfigError, ProgramError
 from ..nn.sequential import DenseLayer, Sequential
 from . import task_ids as T
 from .block_shapes import choose_blocks, pe_data_bytes
-from .colors import ROLE_NAMES, allocate_colors
+from .colors import ROLE_NAMES, allocate_colors, mapping_roles
 from .pe_program import PASSES, PeSpec, pe_source
-from .placement import LayerBlock, check_shapes, residual_blocks
+from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .routes import mapping_routes
 
 __all__ = ["Plan", "map_model", "DTYPES"]
@@ -42,8 +42,10 @@ class Plan:
         self.colors = colors
         self.dtype = dtype
         self.slots = slots
-        #: (first, join) layer indices of every residual block
+        #: (first, join) layer indices of every block with a join (residual and two-branch)
         self.residuals = residual_blocks([b.dense for b in blocks])
+        #: (first, split, join) of every two-branch block: f = first..split-1, g = split..join
+        self.branches = branch_blocks([b.dense for b in blocks])
         #: join layer -> skip vectors its finalizers' FIFOs hold
         self.skip_depths = {j: (skip_depths or {}).get(j, 1) for _, j in self.residuals}
         self.specs: dict[tuple[int, int], PeSpec] = {}
@@ -103,24 +105,41 @@ class Plan:
             h_in = col[f"H{(c + 1) % 2}"] if c < b.cols - 1 else None
         else:
             h_out = h_in = None
+        a_in = col[f"A{b.index % 2}"]
+        res_only = [(p, j) for p, j in self.residuals
+                    if all(j != jj for _, _, jj in self.branches)]
+        forks = {p - 1 for p, _, _ in self.branches}
+        if any(b.index in (p, s) for p, s, _ in self.branches):
+            a_in = col["X"]            # a two-branch block's first layers read the fork
+        if c == 0 and any(b.index == s for _, s, _ in self.branches):
+            h_out = col["G"]           # branch g's dL/dx, to the east end of f's first layer
         extra = {}
         if r == c:
-            extra = dict(a_out=col[f"A{(b.index + 1) % 2}"], j_in=col[f"J{(b.index + 1) % 2}"],
+            extra = dict(a_out=col["X"] if b.index in forks else col[f"A{(b.index + 1) % 2}"],
+                         j_in=col[f"J{(b.index + 1) % 2}"],
                          d_send=b.rows > 1,
                          p_low=col[f"P{(c - 1) % 2}"] if c > 0 else None,
                          p_high=col[f"P{c % 2}"] if c < b.rows - 1 else None)
-            if any(p - 1 == b.index for p, _ in self.residuals):
+            if any(p - 1 == b.index for p, _ in res_only):
                 extra["skip_out"] = col["S"]
-            if any(j == b.index for _, j in self.residuals):
+            if any(s - 1 == b.index for _, s, _ in self.branches):
+                # branch f's last layer: its output goes dense to the join, dL/dy comes back
+                extra.update(a_out=None, skip_out=col["S"], j_in=col["K"])
+            if any(j == b.index for _, j in res_only):
                 extra.update(skip_in=col["S"], skip_depth=self.skip_depths[b.index],
                              skip_back=col["B"])
-        if c == b.cols - 1 and any(p == b.index for p, _ in self.residuals):
+            if any(j == b.index for _, _, j in self.branches):
+                extra.update(skip_in=col["S"], skip_depth=self.skip_depths[b.index],
+                             skip_back=col["K"])
+        if c == b.cols - 1 and any(p == b.index for p, _ in res_only):
             extra["skip_grad_in"] = col["B"]
+        if c == b.cols - 1 and any(p == b.index for p, _, _ in self.branches):
+            extra["skip_grad_in"] = col["G"]
         return PeSpec(layer=b.index, last=b.index == L - 1, row=r, col=c, rows=b.rows,
                       cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout, activation=d.activation,
                       bias=d.has_bias, dtype=self.dtype, slots=self.slots,
                       n_out_layer=d.n_out, qcap=self.wafer._core.ce_config.input_queue_depth,
-                      a_in=col[f"A{b.index % 2}"], d_col=col["D"],
+                      a_in=a_in, d_col=col["D"],
                       p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in, **extra)
 
     def _build_programs(self) -> None:
@@ -300,8 +319,14 @@ class Plan:
                  "flight per PE"]
         for b in self.layers:
             lines.append("  " + b.describe())
+            split = {j: s for _, s, j in self.branches}
             for p, j in self.residuals:
-                if j == b.index:
+                if j == b.index and j in split:
+                    lines.append(f"    joins the two-branch block of layers {p}..{j}: y = f(x) + "
+                                 f"g(x) with f = layers {p}..{split[j] - 1}, g = layers "
+                                 f"{split[j]}..{j}, both reading layer {p - 1}'s output; a FIFO "
+                                 f"of {self.skip_depths[j]} f(x) vector(s) per finalizer")
+                elif j == b.index:
                     lines.append(f"    joins the residual block of layers {p}..{j}: y = f(x) + x "
                                  f"with x from layer {p - 1}'s finalizers, a FIFO of "
                                  f"{self.skip_depths[j]} skip vector(s) per finalizer")
@@ -333,7 +358,7 @@ class Plan:
         res = ""
         if self.residuals:
             depths = ", ".join(str(d) for d in self.skip_depths.values())
-            res = f", {len(self.residuals)} residual block(s) with skip depth {depths}"
+            res = f", {len(self.residuals)} join(s) with skip depth {depths}"
         return f"Plan({len(self.layers)} layers on {shapes} PEs{res}, {self.dtype})"
 
 
@@ -447,8 +472,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
         col += c
     # colors already routed on the routers this mapping will use are not reused
-    residual = bool(residual_blocks(dense))
-    roles = T.COLOR_ROLES + (T.SKIP_ROLES if residual else ())
+    branch = bool(branch_blocks(dense))
+    residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
+    roles = mapping_roles(residual, branch)
     probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols)
     taken = set()
     for (r, c) in probe.routers():
@@ -457,7 +483,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
             dest, src = wafer._core.route(rid, color)
             if dest or src:
                 taken.add(color)
-    colors = allocate_colors(wafer.colors, taken, residual)
+    colors = allocate_colors(wafer.colors, taken, residual, branch)
     for p in (p for b in layer_blocks for p in b.points()):
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from ..errors import RouteError
 from ..layout import DIR_INDEX
-from .placement import LayerBlock
+from .placement import LayerBlock, branch_blocks
 
 __all__ = ["RouteTable", "mapping_routes"]
 
@@ -87,6 +87,10 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
     t = RouteTable()
     L = len(blocks)
     first = blocks[0]
+    branches = branch_blocks([b.dense for b in blocks])
+    forks = {p - 1: (p, s) for p, s, _ in branches}      # fork layer -> (f's first, g's first)
+    f_lasts = {s - 1 for _, s, _ in branches}            # their finalizers send to the join
+    g_firsts = {s: p for p, s, _ in branches}            # g's first layer -> f's first
     # activations into layer 0: from the west edge along each row, to every PE of the row
     for r in range(first.rows):
         row = first.row0 + r
@@ -97,7 +101,15 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
         nxt = blocks[b.index + 1] if b.index + 1 < L else None
         for c in range(b.cols):
             fr, fc = b.finalizer(c)
-            if nxt is not None:
+            if b.index in forks:
+                # a two-branch fork: one stream along row c through branch f's blocks into
+                # both branches' first layers
+                f0, g0 = (blocks[k] for k in forks[b.index])
+                t.line(colors["X"], "two-branch inputs", _row(fr, fc, g0.col0 + g0.cols - 1),
+                       "RAMP", deliver=f0.points() + g0.points())
+            elif b.index in f_lasts:
+                pass   # branch f's output goes to the join on S (below)
+            elif nxt is not None:
                 # F_c's activations east along row c into the next block's row c [0408]
                 end = nxt.col0 + nxt.cols - 1
                 t.line(a_out, "activations", _row(fr, fc, end), "RAMP", deliver=nxt.points())
@@ -132,13 +144,29 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
                 for k in range(b.cols - 1, 0, -1):
                     t.line(colors[f"H{k % 2}"], "delta sums", [b.at(r, k), b.at(r, k - 1)],
                            "RAMP", deliver=[b.at(r, k - 1)])
+                if b.index in g_firsts:
+                    # branch g's dL/dx starts the row of branch f's first layer at its east end
+                    f0 = blocks[g_firsts[b.index]]
+                    er, ec = f0.at(r, f0.cols - 1)
+                    t.line(colors["G"], "branch g's dL/dx", _row(er, b.col0, ec), "RAMP",
+                           deliver=[(er, ec)])
+                    continue
                 # ... and from column 0 to the previous layer's finalizer of column r
                 fr, fc = prev.finalizer(r)
                 t.line(colors[f"J{b.index % 2}"], "delta sums", _row(fr, b.col0, fc), "RAMP",
                        deliver=[(fr, fc)])
+    for p, s, j in branches:
+        f_last, join = blocks[s - 1], blocks[j]
+        for c in range(join.cols):
+            # f(x) from branch f's last finalizers east to the join's FIFO, and dL/dy back
+            jr, jc = join.finalizer(c)
+            fr, fc = f_last.finalizer(c)
+            t.line(colors["S"], "skips", _row(fr, fc, jc), "RAMP", deliver=[(jr, jc)])
+            t.line(colors["K"], "two-branch dL/dy", _row(jr, jc, fc), "RAMP", deliver=[(fr, fc)])
+    split_joins = {j for _, _, j in branches}
     for join in blocks:
         p = join.dense.skip_from
-        if p is None:
+        if p is None or join.index in split_joins:
             continue
         source, first = blocks[p - 1], blocks[p]
         for c in range(join.cols):

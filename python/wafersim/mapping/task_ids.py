@@ -56,6 +56,8 @@ UT_SKIP = 2
 STAGE_TX, STAGE_DTX = 31, 30
 
 #: Roles of the fabric colors a mapping uses (see colors.py); a model with residual blocks
-#: adds SKIP_ROLES.
+#: adds SKIP_ROLES, one with two-branch blocks BRANCH_ROLES.
 COLOR_ROLES = ("A0", "A1", "D", "H0", "P0", "H1", "J0", "P1", "J1")
 SKIP_ROLES = ("S", "B")
+#: A model with two-branch blocks adds these (S shared with residual blocks).
+BRANCH_ROLES = ("S", "X", "K", "G")

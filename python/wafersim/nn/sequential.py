@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ConfigError
 from .layers import Activation, Linear, Module
 
-__all__ = ["Sequential", "DenseLayer"]
+__all__ = ["Sequential", "DenseLayer", "branch_split"]
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,16 @@ class DenseLayer:
     linear: Linear
     activation: str
     #: This layer ends a ``Residual``: the index (in the list of dense layers) of the
-    #: residual's first layer, whose input is added to this layer's output.
+    #: residual's first layer, whose input is added to this layer's output. A ``TwoBranch``
+    #: join also sets it (to the first layer of branch f).
     skip_from: int | None = None
+    #: This layer starts branch g of a ``TwoBranch``: the index of the layer whose output
+    #: it reads (the fork), instead of the layer before it (None).
+    input_from: int | None = None
+
+    def source(self, index: int) -> int:
+        """Index of the layer whose output this layer (at ``index``) reads; -1: the input."""
+        return index - 1 if self.input_from is None else self.input_from
 
     @property
     def n_in(self) -> int:
@@ -38,6 +46,16 @@ class DenseLayer:
         return self.linear.bias is not None
 
 
+def branch_split(dense: list[DenseLayer], join: int) -> int | None:
+    """For the join of a two-branch block: the index of branch g's first layer (f is
+    ``skip_from``..split - 1). None for a residual's join."""
+    p = dense[join].skip_from
+    for k in range(p + 1, join + 1):
+        if dense[k].input_from == p - 1:
+            return k
+    return None
+
+
 class Sequential(Module):
     """Layers applied in order, like ``torch.nn.Sequential``. The wafer maps each
     ``Linear`` together with the activation right after it (none: identity)."""
@@ -48,7 +66,8 @@ class Sequential(Module):
         for i, layer in enumerate(layers):
             if not isinstance(layer, Module) or isinstance(layer, Sequential):
                 raise ConfigError(f"Sequential: layer {i} is {layer!r}; supported layers are "
-                                  "ws.nn.Linear, ReLU, Sigmoid, Tanh, Identity and Residual")
+                                  "ws.nn.Linear, ReLU, Sigmoid, Tanh, Identity, Residual and "
+                                  "TwoBranch")
         self.layers = list(layers)
 
     def __repr__(self) -> str:
@@ -73,10 +92,11 @@ class Sequential(Module):
     def dense_layers(self) -> list[DenseLayer]:
         """The model as the wafer sees it; ConfigError names a layer it cannot map."""
         from .residual import Residual
+        from .two_branch import TwoBranch
 
         out: list[DenseLayer] = []
         pending: tuple[int, Linear] | None = None
-        after_residual = False
+        after_block = None          # the kind of block the previous layer was, if any
         for i, layer in enumerate(self.layers):
             if isinstance(layer, Linear):
                 if pending is not None:
@@ -84,41 +104,52 @@ class Sequential(Module):
                 pending = (i, layer)
             elif isinstance(layer, Activation):
                 if pending is None:
-                    if after_residual:
-                        raise ConfigError(f"layer {i} ({layer!r}) follows a Residual: an "
+                    if after_block:
+                        raise ConfigError(f"layer {i} ({layer!r}) follows a {after_block}: an "
                                           "activation of the sum is not mapped; put it inside "
-                                          "the Residual (y = f(x) + x)")
+                                          f"the {after_block}")
                     what = "the first layer" if i == 0 else "an activation right after another"
                     raise ConfigError(f"layer {i} ({layer!r}) is {what}; every activation must "
                                       "follow a Linear layer")
                 out.append(DenseLayer(pending[0], pending[1], layer.name))
                 pending = None
-            elif isinstance(layer, Residual):
+            elif isinstance(layer, (Residual, TwoBranch)):
+                kind = type(layer).__name__
                 if pending is not None:
                     out.append(DenseLayer(pending[0], pending[1], "identity"))
                     pending = None
                 if not out:
-                    raise ConfigError(f"layer {i} (Residual) is first: its input must come from "
+                    raise ConfigError(f"layer {i} ({kind}) is first: its input must come from "
                                       "a layer on the wafer; put a Linear layer before it")
-                if after_residual:
-                    raise ConfigError(f"layer {i} (Residual) follows another Residual; put a "
+                if after_block:
+                    raise ConfigError(f"layer {i} ({kind}) follows another {after_block}; put a "
                                       "Linear layer between them")
-                inner = layer.f.dense_layers()
                 first = len(out)
-                for k, d in enumerate(inner):
-                    out.append(DenseLayer(i, d.linear, d.activation,
-                                          first if k == len(inner) - 1 else None))
+                if isinstance(layer, Residual):
+                    inner = layer.f.dense_layers()
+                    for k, d in enumerate(inner):
+                        out.append(DenseLayer(i, d.linear, d.activation,
+                                              first if k == len(inner) - 1 else None))
+                else:
+                    for d in layer.f.dense_layers():
+                        out.append(DenseLayer(i, d.linear, d.activation))
+                    inner = layer.g.dense_layers()
+                    for k, d in enumerate(inner):
+                        out.append(DenseLayer(i, d.linear, d.activation,
+                                              first if k == len(inner) - 1 else None,
+                                              first - 1 if k == 0 else None))
             else:
                 raise ConfigError(f"layer {i} ({layer!r}) is not supported on the wafer")
-            after_residual = isinstance(layer, Residual)
+            after_block = type(layer).__name__ if isinstance(layer, (Residual, TwoBranch)) else None
         if pending is not None:
             out.append(DenseLayer(pending[0], pending[1], "identity"))
         if not out:
             raise ConfigError("the model has no Linear layer to map")
-        if after_residual:
-            raise ConfigError(f"layer {len(self.layers) - 1} (Residual) ends the model; add an "
-                              "output Linear layer after it")
-        for a, b in zip(out, out[1:]):
+        if after_block:
+            raise ConfigError(f"layer {len(self.layers) - 1} ({after_block}) ends the model; add "
+                              "an output Linear layer after it")
+        for k, b in enumerate(out[1:], 1):
+            a = out[b.source(k)]
             if a.n_out != b.n_in:
                 raise ConfigError(f"layer {b.position} ({b.linear!r}) takes {b.n_in} inputs but "
                                   f"layer {a.position} gives {a.n_out}")

@@ -8,6 +8,7 @@ from ..errors import ConfigError
 from .layers import Identity, Linear, ReLU, Sigmoid, Tanh
 from .residual import Residual
 from .sequential import Sequential
+from .two_branch import TwoBranch
 
 __all__ = ["from_torch", "to_torch"]
 
@@ -41,9 +42,31 @@ def _torch_residual():
     return _residual_class
 
 
+_two_branch_class = None
+
+
+def _torch_two_branch():
+    """The torch module ``to_torch`` makes of a ``TwoBranch`` (y = f(x) + g(x))."""
+    global _two_branch_class
+    if _two_branch_class is None:
+        nn = _torch().nn
+
+        class WafersimTwoBranch(nn.Module):
+            def __init__(self, f, g):
+                super().__init__()
+                self.f = f
+                self.g = g
+
+            def forward(self, x):
+                return self.f(x) + self.g(x)
+
+        _two_branch_class = WafersimTwoBranch
+    return _two_branch_class
+
+
 def from_torch(model) -> Sequential:
     """A ``ws.nn.Sequential`` equal to a ``torch.nn.Sequential`` of Linear, ReLU, Sigmoid,
-    Tanh and Identity layers, and the residual modules ``to_torch`` makes (parameters
+    Tanh and Identity layers, and the residual and two-branch modules ``to_torch`` makes (parameters
     copied as float32)."""
     torch = _torch()
     nn = torch.nn
@@ -62,6 +85,8 @@ def from_torch(model) -> Sequential:
             layers.append(simple[type(m)]())
         elif _residual_class is not None and type(m) is _residual_class:
             layers.append(Residual(from_torch(m.f)))
+        elif _two_branch_class is not None and type(m) is _two_branch_class:
+            layers.append(TwoBranch(from_torch(m.f), from_torch(m.g)))
         else:
             raise ConfigError(f"from_torch: layer {i} ({type(m).__name__}) is not supported; "
                               "use Linear, ReLU, Sigmoid, Tanh and Identity")
@@ -84,6 +109,8 @@ def to_torch(model: Sequential):
             mods.append(m)
         elif isinstance(layer, Residual):
             mods.append(_torch_residual()(to_torch(layer.f)))
+        elif isinstance(layer, TwoBranch):
+            mods.append(_torch_two_branch()(to_torch(layer.f), to_torch(layer.g)))
         else:
             mods.append(simple[type(layer)]())
     return nn.Sequential(*mods)

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-__all__ = ["fma32", "DeviceOrderMLP", "train_numpy", "mlp_forward"]
+__all__ = ["fma32", "DeviceOrderMLP", "train_numpy", "mlp_forward", "graph_of"]
 
 _f32, _f64 = np.float32, np.float64
 
@@ -68,13 +68,32 @@ def _fprime(name: str, a: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def mlp_forward(params, activations, x, skips=None) -> np.ndarray:
-    """Float64 forward pass (for tolerance checks). ``skips``: {join layer: first layer}
-    of every residual block (the join's output gets the first layer's input added)."""
-    skips = skips or {}
+def graph_of(dense) -> tuple[dict[int, int], dict[int, int]]:
+    """(skips, sources) of a model's dense layers, in the terms the references take.
+    Vectors are numbered as ``acts``: 0 the input, k + 1 the output of layer k.
+    ``skips``: {join layer: the vector it adds} (a residual adds its first layer's input,
+    a two-branch join the output of branch f); ``sources``: {layer: the vector it reads}
+    for layers that do not read the previous layer's output (branch g's first layer)."""
+    skips, sources = {}, {}
+    for j, d in enumerate(dense):
+        if d.input_from is not None:
+            sources[j] = d.input_from + 1
+    for j, d in enumerate(dense):
+        if d.skip_from is not None:
+            split = next((k for k in range(d.skip_from + 1, j + 1) if k in sources), None)
+            skips[j] = d.skip_from if split is None else split
+    return skips, sources
+
+
+def mlp_forward(params, activations, x, skips=None, sources=None) -> np.ndarray:
+    """Float64 forward pass (for tolerance checks). ``skips``: {join layer: vector index}
+    and ``sources``: {layer: vector index} as :func:`graph_of` gives them (a residual's
+    join adds its first layer's input; a two-branch join adds branch f's output, and
+    branch g's first layer reads the fork's output)."""
+    skips, sources = skips or {}, sources or {}
     acts = [np.asarray(x, dtype=_f64)]
     for l, ((W, b), name) in enumerate(zip(params, activations)):
-        z = acts[-1] @ np.asarray(W, _f64).T + (0 if b is None else np.asarray(b, _f64))
+        z = acts[sources.get(l, l)] @ np.asarray(W, _f64).T + (0 if b is None else np.asarray(b, _f64))
         a = {"relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
              "tanh": np.tanh}.get(name, lambda v: v)(z)
         if l in skips:
@@ -86,12 +105,16 @@ def mlp_forward(params, activations, x, skips=None) -> np.ndarray:
 class DeviceOrderMLP:
     """fp32 training in the wafer's order of operations for block shapes ``shapes``
     ((rows, cols) per layer). ``params``: (W, b or None) per layer; ``activations``: names;
-    ``skips``: {join layer: first layer} of every residual block: the join adds the first
-    layer's input to its activations (y = f(x) + x), and in the backward pass dL/dy joins
-    the first layer's delta sums at the east end of each row, before the row's own sums."""
+    ``skips``, ``sources``: the joins and the layers that read the fork, as
+    :func:`graph_of` gives them. A residual's join adds the first layer's input to its
+    activations (y = f(x) + x), and in the backward pass dL/dy joins the first layer's
+    delta sums at the east end of each row, before the row's own sums. A two-branch join
+    adds branch f's output (y = f(x) + g(x)); dL/dy is branch f's last layer's delta sums,
+    and branch g's dL/dx starts the rows of f's first layer the same way."""
 
-    def __init__(self, params, activations, shapes, skips=None):
+    def __init__(self, params, activations, shapes, skips=None, sources=None):
         self.skips = dict(skips or {})
+        self.sources = dict(sources or {})
         self.W = [np.array(W, dtype=_f32) for W, _ in params]
         self.b = [None if b is None else np.array(b, dtype=_f32) for _, b in params]
         self.act = list(activations)
@@ -137,7 +160,7 @@ class DeviceOrderMLP:
         acts = [np.asarray(x, dtype=_f32)]
         self.pre = {}
         for l in range(len(self.W)):
-            a = self._layer_forward(l, acts[-1])
+            a = self._layer_forward(l, acts[self.sources.get(l, l)])
             if l in self.skips:
                 self.pre[l] = a
                 a = (a + acts[self.skips[l]]).astype(_f32)
@@ -211,17 +234,27 @@ class DeviceOrderMLP:
         """Delta and chain passes for one sample; returns (deltas per layer, loss)."""
         d, loss = self._output_delta(acts[-1], y)
         deltas = [None] * len(self.W)
-        skip_grads = {}
+        dsums = {}          # layer -> the delta sums of its output (before f')
+        starts = {}         # layer -> the term that starts each row's delta-sum chain
         for l in range(len(self.W) - 1, -1, -1):
-            deltas[l] = d
-            tot = self._layer_backward(l, acts[l], d, mode, lr, skip_grads.pop(l, None))
-            if tot is not None:
-                a = acts[l]
-                if l - 1 in self.skips:             # layer l-1 joins a residual block:
-                    skip_grads[self.skips[l - 1]] = tot   # dL/dy also flows back on the skip
-                    a = self.pre[l - 1]
-                fp = _fprime(self.act[l - 1], a)
+            if l < len(self.W) - 1:
+                tot = dsums.pop(l)
+                if l in self.skips:             # a join: dL/dy also flows to what it added
+                    k = self.skips[l]
+                    if k in self.sources:       # two-branch: branch f's last layer
+                        dsums[k - 1] = tot
+                    else:                       # residual: the first layer's rows
+                        starts[k] = tot
+                fp = _fprime(self.act[l], self.pre.get(l, acts[l + 1]))
                 d = tot if fp is None else (tot * fp).astype(_f32)
+            deltas[l] = d
+            tot = self._layer_backward(l, acts[self.sources.get(l, l)], d, mode, lr,
+                                       starts.pop(l, None))
+            if tot is not None:
+                if l in self.sources:           # branch g's dL/dx starts f's first layer
+                    starts[self.sources[l]] = tot
+                else:
+                    dsums[l - 1] = tot
         if mode != "sgd":
             self.gcount += 1
         return deltas, loss
@@ -255,12 +288,12 @@ class DeviceOrderMLP:
 
 
 def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1,
-                epochs: int = 1, order=None, dtype=np.float64, skips=None):
+                epochs: int = 1, order=None, dtype=np.float64, skips=None, sources=None):
     """Textbook gradient descent with the loss mean((a - y)^2) per sample; mini-batches
     average their gradients. ``order``: per epoch, the sample order (default: as given);
-    ``skips``: {join layer: first layer} of residual blocks. Returns the parameters
-    [(W, b)]."""
-    skips = dict(skips or {})
+    ``skips``, ``sources``: joins and fork readers as :func:`graph_of` gives them. Returns
+    the parameters [(W, b)]."""
+    skips, sources = dict(skips or {}), dict(sources or {})
     P = [(np.array(W, dtype), None if b is None else np.array(b, dtype)) for W, b in params]
     X = np.asarray(X, dtype)
     Y = np.asarray(Y, dtype)
@@ -278,23 +311,24 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
             for k in batch:
                 acts, pre = [X[k]], {}
                 for l, ((W, b), name) in enumerate(zip(P, activations)):
-                    z = W @ acts[-1] + (0 if b is None else b)
+                    z = W @ acts[sources.get(l, l)] + (0 if b is None else b)
                     a = fs[name][0](z)
                     if l in skips:
                         pre[l], a = a, a + acts[skips[l]]
                     acts.append(a)
                 a = acts[-1]
-                d = (a - Y[k]) * (2.0 / len(a)) * fs[activations[-1]][1](a)
-                back = {}           # dL/dx of residual blocks, by first layer
+                grads = {len(P): (a - Y[k]) * (2.0 / len(a))}   # dL/d(vector), by index
                 for l in range(len(P) - 1, -1, -1):
-                    gW[l] += np.outer(d, acts[l])
+                    g = grads.pop(l + 1)
+                    if l in skips:          # the join adds a vector: it gets dL/dy too
+                        grads[skips[l]] = grads.get(skips[l], 0) + g
+                    d = g * fs[activations[l]][1](pre.get(l, acts[l + 1]))
+                    src = sources.get(l, l)
+                    gW[l] += np.outer(d, acts[src])
                     if gb[l] is not None:
                         gb[l] += d
-                    if l > 0:
-                        g = P[l][0].T @ d + back.pop(l, 0)
-                        if l - 1 in skips:
-                            back[skips[l - 1]] = g
-                        d = g * fs[activations[l - 1]][1](pre.get(l - 1, acts[l]))
+                    if src > 0:
+                        grads[src] = grads.get(src, 0) + P[l][0].T @ d
             m = len(batch)
             P = [(W - lr * gW[l] / m, None if b is None else b - lr * gb[l] / m)
                  for l, (W, b) in enumerate(P)]

@@ -109,9 +109,9 @@ void bind_wafer_pe(py::module_& root) {
       .def("ce_run_stats",
            [](Wafer& w) {
              py::list out;
-             for (const auto& [id, s] : w.ce_run_stats()) {
+             w.ce_run_stats([&out](uint32_t id, const pe::CeStats& s) {
                out.append(py::make_tuple(id, ce_stats_dict(s)));
-             }
+             });
              return out;
            })
       .def_property(  // a tuning knob (benchmarks): below this many active routers, one thread

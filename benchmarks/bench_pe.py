@@ -7,13 +7,25 @@ element operations per second, as ratios to a named baseline: the lone-PE bench
 compute element costs without routers, host ports and the wafer's cycle loop.
 Best of --repeat runs (the machine is shared: numbers are noisy).
 
+``--scale``: one run of program 3 tiled over every PE of a 757 x 996 wafer (753,972 PEs, the
+size of the largest wafer-scale chip), with blocks of 4 x 4 by default: the run's length is
+set by the reduction of partial sums along 996 columns (about 4 cycles a hop, whatever the
+block: 8 x 8 blocks take 1 % more cycles than 4 x 4 on a 4 x 996 grid), so small blocks keep
+every PE's program, traffic pattern and task structure while keeping the host's copy of A
+small (12 M elements instead of 193 M at the kernel's default of 16), so that the resident
+memory measured is the emulator's. Prints the setup time (wafer, programs, routes, A),
+resident memory after setup and at its peak, simulated cycles per second and PE-cycles per
+second. It needs about 16 GB: it refuses to start with less than 18 GB available.
+
 Run: python benchmarks/bench_pe.py [--size 16 | --grid 64] [--block 32] [--repeat 5]
+     python benchmarks/bench_pe.py --scale [--block 4]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import resource
 import time
 from pathlib import Path
 
@@ -67,14 +79,64 @@ def wafer_rate(mod, size: int, block: int, threads: int, repeat: int) -> dict:
     return best
 
 
+SCALE_ROWS, SCALE_COLS = 757, 996  # PEs of the largest wafer-scale chip
+SCALE_NEEDS_GB = 18
+
+
+def _meminfo_gb(field: str) -> float:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+def _rss_gb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+def scale_run(mod, block: int) -> None:
+    """Program 3 over every PE of a 757 x 996 wafer, once."""
+    avail = _meminfo_gb("MemAvailable")
+    if not avail >= SCALE_NEEDS_GB:
+        raise SystemExit(f"--scale needs {SCALE_NEEDS_GB} GB of available memory; "
+                         f"{avail:.1f} GB are available")
+    R, C = SCALE_ROWS, SCALE_COLS
+    print(f"program 3 on {R} x {C} = {R * C} PEs, blocks of {block} x {block} "
+          f"(A is {R * block} x {C * block} fp16)", flush=True)
+    t0 = time.perf_counter()
+    r = mod.run_grid(C, block, rows=R, check=False, seed=1)
+    total = time.perf_counter() - t0
+    s = r["stats"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"  setup and results (everything but Wafer.run): {total - r['seconds']:7.1f} s")
+    print(f"  Wafer.run: {s.cycles} cycles in {r['seconds']:7.1f} s = "
+          f"{s.cycles / r['seconds']:6.1f} cycles/s = "
+          f"{R * C * s.cycles / r['seconds'] / 1e6:6.2f} M PE-cycles/s; "
+          f"{s.pes.total('element_ops')} element operations")
+    print(f"  resident memory: {_rss_gb():5.2f} GiB now, {peak:5.2f} GiB at the peak "
+          f"({peak * 2**30 / (R * C):6.0f} bytes per PE)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", "--grid", dest="size", type=int, default=16,
                     help="PEs per side (--grid 64: the 64 x 64 run)")
-    ap.add_argument("--block", type=int, default=32, help="rows and columns of A per PE")
+    ap.add_argument("--block", type=int, default=None,
+                    help="rows and columns of A per PE (default 32; 4 with --scale)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--scale", action="store_true",
+                    help=f"one run on a {SCALE_ROWS} x {SCALE_COLS} wafer (about 16 GB)")
     args = ap.parse_args()
     mod = _kernel()
+    if args.scale:
+        scale_run(mod, args.block or 4)
+        return
+    args.block = args.block or 32
     base_cycles, base_ops = lone_pe_baseline(mod, args.block, args.repeat)
     print(f"baseline lone-PE bench, one {args.block} x {args.block} block: "
           f"{base_cycles / 1e6:6.2f} M CE-cycles/s, {base_ops / 1e6:6.2f} M element-ops/s")

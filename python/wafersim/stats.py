@@ -32,14 +32,20 @@ class PeStats(Mapping):
     dict ``LonePE.stats()`` returns (cycles stepped, busy cycles per task, tasks started,
     instructions by opcode, stalls by cause, microthread waits, vector iterations and
     element operations, wavelets in / out, queue high-water marks, trace spans), counted
-    from the start of the run, for every PE that had a program when it started."""
+    from the start of the run, for every PE that had a program when it started.
 
-    def __init__(self, rows: int, cols: int, by_pe: dict):
+    A wafer keeps each PE's counters packed (a few hundred bytes, where the dict takes
+    kilobytes) and builds the dict when asked: ``by_pe`` values are dicts, or bytes that
+    ``unpack`` turns into one."""
+
+    def __init__(self, rows: int, cols: int, by_pe: dict, unpack=None):
         self.rows, self.cols = rows, cols
         self._by_pe = by_pe
+        self._unpack = unpack
 
     def __getitem__(self, pe):
-        return self._by_pe[tuple(int(v) for v in pe)]
+        s = self._by_pe[tuple(int(v) for v in pe)]
+        return self._unpack(s) if isinstance(s, bytes) else s
 
     def __iter__(self):
         return iter(self._by_pe)
@@ -53,7 +59,7 @@ class PeStats(Mapping):
     def total(self, key: str):
         """A counter summed over PEs: a number, or a dict summed key by key (e.g.
         ``total("instructions")`` -> instructions by opcode over the whole wafer)."""
-        values = [s[key] for s in self._by_pe.values()]
+        values = [self[pe][key] for pe in self._by_pe]
         if values and isinstance(values[0], dict):
             out: dict = {}
             for v in values:
@@ -65,8 +71,8 @@ class PeStats(Mapping):
     def array(self, key: str) -> np.ndarray:
         """(rows, cols) array of a numeric counter (0 where a PE has no program)."""
         out = np.zeros((self.rows, self.cols), dtype=np.int64)
-        for (r, c), s in self._by_pe.items():
-            out[r, c] = s[key]
+        for r, c in self._by_pe:
+            out[r, c] = self[r, c][key]
         return out
 
 

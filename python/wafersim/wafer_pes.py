@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _core
 from .asm import Program, assemble
 from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, decode_values,
                         encode_values, load_program, symbol_values, trace_events,
@@ -398,9 +399,9 @@ class PeHost:
     # ---- statistics and traces ----------------------------------------------------------------
     def _pe_run_stats(self) -> PeStats:
         by_pe = {}
-        for rid, s in self._core.ce_run_stats():
+        for rid, s in self._core.ce_run_stats(packed=True):
             by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
-        return PeStats(self.rows, self.cols, by_pe)
+        return PeStats(self.rows, self.cols, by_pe, unpack=_core.ce_stats_unpack)
 
     def _trace_events(self, pes: PeStats) -> list[dict]:
         events = []

@@ -35,6 +35,14 @@ pe::ComputeElement& ce_at(Wafer& w, int64_t id) {
 }  // namespace
 
 void bind_wafer_pe(py::module_& root) {
+  root.def(
+      "ce_stats_unpack",
+      [](const py::bytes& packed) {
+        pe::CeStats s;
+        static_cast<pe::CeCounters&>(s) = pe::unpack_counters(std::string_view(packed));
+        return ce_stats_dict(s);
+      },
+      py::arg("packed"));
   auto cls = py::reinterpret_borrow<py::class_<Wafer>>(root.attr("fabric").attr("Wafer"));
   cls.def_property(
          "ce_config", [](const Wafer& w) { return w.ce_config(); },  // a copy
@@ -107,13 +115,22 @@ void bind_wafer_pe(py::module_& root) {
       .def("set_ce_profile", &Wafer::set_ce_profile, py::arg("on"))
       .def("reset_ce_stats", &Wafer::reset_ce_stats, py::arg("id"))
       .def("ce_run_stats",
-           [](Wafer& w) {
+           [](Wafer& w, bool packed) {
+             // packed: counters without trace spans or a profile come as the bytes of
+             // pe::pack_counters (ce_stats_unpack turns them into the dict)
              py::list out;
-             for (const auto& [id, s] : w.ce_run_stats()) {
-               out.append(py::make_tuple(id, ce_stats_dict(s)));
-             }
+             w.ce_run_stats([&out, packed](uint32_t id, const pe::CeStats& s) {
+               const bool plain = s.task_spans.empty() && s.microthread_spans.empty() &&
+                                  s.id_events.empty() && s.busy_by_pc.empty();
+               if (packed && plain) {
+                 out.append(py::make_tuple(id, py::bytes(pe::pack_counters(s))));
+               } else {
+                 out.append(py::make_tuple(id, ce_stats_dict(s)));
+               }
+             });
              return out;
-           })
+           },
+           py::arg("packed") = false)
       .def_property(  // a tuning knob (benchmarks): below this many active routers, one thread
           "parallel_min_routers", [](Wafer& w) { return w.simulator().parallel_min_routers(); },
           [](Wafer& w, size_t n) { w.simulator().set_parallel_min_routers(n); });

@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from .. import asm, ce_access
+from ..layout import DIR_INDEX
 from ..reference import fp_exact
 from ..wafer import Wafer
 
@@ -160,6 +161,36 @@ def _load_row_programs(w: Wafer, r: int, m: int, nb: int, dtype: str, bias: bool
     return progs
 
 
+def _load_grid(w: Wafer, mb: int, nb: int, dtype: str) -> None:
+    """Program 3's programs and routes on every PE of the wafer: one load per column (a
+    role and colour parity are the same down a column) and each color's routes as one array
+    of routers, so that a wafer of a million PEs sets up without a Python step per PE."""
+    R, C = w.rows, w.cols
+    cache = {}
+    for c in range(C):
+        key = (_role(c, C), c % 2)
+        if key not in cache:
+            cache[key] = asm.assemble(program(mb, nb, key[0], c, dtype, bias=False))
+        w.load(cache[key], rect=(0, c, R, 1))
+    bit = {d: 1 << DIR_INDEX[d] for d in ("N", "S", "E", "W", "RAMP")}
+    ids = np.arange(R * C, dtype=np.uint32).reshape(R, C)
+
+    def add(color, routers, dest, src):
+        routers = np.ascontiguousarray(routers, np.uint32).ravel()
+        full = np.full(routers.shape, 0, np.uint16)
+        w._core.add_routes(color, routers, full + np.asarray(dest, np.uint16).ravel(),
+                           full + np.asarray(src, np.uint16).ravel())
+
+    for k, color in enumerate(PSUM):  # PE (r, c) sends its partial sums east on PSUM[c % 2]
+        senders = ids[:, k:C - 1:2]
+        add(color, senders, bit["E"], bit["RAMP"])
+        add(color, senders + 1, bit["RAMP"], bit["W"])
+    add(Y, ids[:, C - 1], bit["E"], bit["RAMP"])  # y leaves through the east edge port
+    # chunk c of x goes down column c [0408]
+    below = np.where(np.arange(R) > 0, bit["S"], 0)[:, None]
+    add(X, ids, np.broadcast_to(bit["RAMP"] | below, (R, C)), bit["N"])
+
+
 def run_row(m: int = 16, n: int = 32, pes: int = 4, dtype: str = "fp16", density: float = 0.7,
             seed: int = 0, **wafer_args) -> dict:
     """Program 2 on a 1 x ``pes`` wafer; returns y, the exact reference, numpy's and stats."""
@@ -211,11 +242,7 @@ def run_grid(size: int = 4, block: int = 16, dtype: str = "fp16", density: float
     x = rng.uniform(-1, 1, C * nb).astype(t)
     x[rng.random(C * nb) > density] = 0
     w = Wafer(R, C, **wafer_args)
-    for r in range(R):
-        _load_row_programs(w, r, mb, nb, dtype, bias=False)
-    for r in range(R):  # chunk c of x goes down column c [0408]
-        for c in range(C):
-            w.router(r, c).set_route(X, rx=["N"], tx=["RAMP"] + (["S"] if r > 0 else []))
+    _load_grid(w, mb, nb, dtype)
     blocks = a.reshape(R, mb, C, nb).transpose(0, 2, 3, 1).reshape(R, C, nb * mb)
     w.memcpy_h2d("a", blocks)
     w.launch("main")

@@ -20,9 +20,10 @@
 namespace wafersim::pe {
 
 struct CeCore {
-  explicit CeCore(const CeConfig& c)
+  // `memory`: zeroed storage for the PE memory (a wafer's arena slot), or nullptr.
+  explicit CeCore(const CeConfig& c, uint8_t* memory = nullptr)
       : cfg(c),
-        mem(c.memory_bytes, c.data_bytes()),
+        mem(c.memory_bytes, c.data_bytes(), memory),
         inq(fabric::kMaxColorIds, c.input_queue_depth),
         outq(c.fabric_colors, c.output_queue_depth),
         picker(c.picker),

@@ -1,6 +1,10 @@
 #include "wafersim/pe/ce_stats.hpp"
 
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+#include "wafersim/errors.hpp"
 
 namespace wafersim::pe {
 
@@ -70,6 +74,49 @@ CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
   d.tensor_cycles -= then.tensor_cycles;
   d.tensor_macs -= then.tensor_macs;
   return d;
+}
+
+
+namespace {
+constexpr size_t kCounterWords = sizeof(CeCounters) / 8;
+constexpr size_t kPackedEntry = 2 + 8;
+static_assert(std::is_trivially_copyable_v<CeCounters> && sizeof(CeCounters) % 8 == 0,
+              "pack_counters copies CeCounters as whole 64-bit words");
+}  // namespace
+
+std::string pack_counters(const CeCounters& c) {
+  uint64_t words[kCounterWords];
+  std::memcpy(words, &c, sizeof c);
+  std::string out;
+  for (size_t i = 0; i < kCounterWords; ++i) {
+    if (words[i] == 0) continue;
+    const uint16_t at = static_cast<uint16_t>(i);
+    char entry[kPackedEntry];
+    std::memcpy(entry, &at, 2);
+    std::memcpy(entry + 2, &words[i], 8);
+    out.append(entry, kPackedEntry);
+  }
+  return out;
+}
+
+CeCounters unpack_counters(std::string_view packed) {
+  if (packed.size() % kPackedEntry != 0) {
+    throw ConfigError("packed CE counters must be whole 10-byte entries, got " +
+                      std::to_string(packed.size()) + " bytes");
+  }
+  uint64_t words[kCounterWords] = {};
+  for (size_t k = 0; k < packed.size(); k += kPackedEntry) {
+    uint16_t at;
+    std::memcpy(&at, packed.data() + k, 2);
+    if (at >= kCounterWords) {
+      throw ConfigError("packed CE counters name word " + std::to_string(at) + " of " +
+                        std::to_string(kCounterWords));
+    }
+    std::memcpy(&words[at], packed.data() + k + 2, 8);
+  }
+  CeCounters c;
+  std::memcpy(&c, words, sizeof c);
+  return c;
 }
 
 }  // namespace wafersim::pe

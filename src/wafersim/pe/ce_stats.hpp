@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "wafersim/fabric/wavelet.hpp"
@@ -93,5 +95,11 @@ struct CeStats : CeCounters {
 // What was counted between the snapshot `then` and `now` (a run's share of cumulative
 // counters). High-water marks cannot be split: they are `now`'s.
 CeCounters counters_since(const CeCounters& now, const CeCounters& then);
+
+// The counters as a short byte string: only their nonzero 64-bit words, each as a 2-byte
+// word number and its 8 bytes (a PE's counters of one run are mostly zero: a few hundred
+// bytes instead of three kilobytes, for wafers of a million PEs), and back.
+std::string pack_counters(const CeCounters& c);
+CeCounters unpack_counters(std::string_view packed);  // ConfigError if malformed
 
 }  // namespace wafersim::pe

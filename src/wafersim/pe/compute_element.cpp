@@ -8,8 +8,8 @@ namespace wafersim::pe {
 using fabric::ColorMask;
 using fabric::Wavelet;
 
-ComputeElement::ComputeElement(const CeConfig& cfg)
-    : core_((validate(cfg), cfg)),
+ComputeElement::ComputeElement(const CeConfig& cfg, uint8_t* memory)
+    : core_((validate(cfg), cfg), memory),
       fabric_mask_(cfg.fabric_colors >= 64 ? ~ColorMask{0}
                                            : (ColorMask{1} << cfg.fabric_colors) - 1) {}
 

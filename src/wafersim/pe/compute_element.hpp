@@ -33,7 +33,9 @@ struct CeTensor;  // ce_tensor.hpp: the attached tensor unit and its pass in fli
 
 class ComputeElement {
  public:
-  explicit ComputeElement(const CeConfig& cfg);
+  // `memory`: cfg.memory_bytes zero bytes that outlive the CE (a slot of the wafer's
+  // MemoryArena), or nullptr for storage of its own.
+  explicit ComputeElement(const CeConfig& cfg, uint8_t* memory = nullptr);
   ~ComputeElement();
   ComputeElement(const ComputeElement&) = delete;
   ComputeElement& operator=(const ComputeElement&) = delete;
@@ -93,6 +95,8 @@ class ComputeElement {
   int microthreads_in_use() const;
 
   const CeStats& stats() { return core_.stats(); }
+  // nullptr until the CE counted something (a CE that never ran holds no statistics).
+  const CeStats* stats_if_any() const { return core_.stats_if_any(); }
   void reset_stats() { core_.reset_stats(); }
   // Records task and microthread spans and id events from now on (or stops).
   void set_trace(bool on) { core_.cfg.trace = on; }
@@ -167,10 +171,12 @@ class ComputeElement {
   int out_rr_ = 0;   // round robin over output queues toward the on ramp
   fabric::ColorMask stall_to_router_ = 0;
   std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
-  // Instructions decoded once, by index, on their first issue (an entry whose word has
-  // bits above the 20 is not decoded yet); all dropped when code memory is written. Sized
-  // up to the highest index issued, so a small program costs a few kilobytes.
+  // Instructions decoded once, on their first issue, in issue order; decoded_at_[index] is
+  // 1 + the position of instruction `index` there, or 0: not decoded yet. All dropped when
+  // code memory is written. Only issued instructions take room: the entry table of 64
+  // tasks spreads a small program over hundreds of indices.
   std::vector<Instruction> decoded_;
+  std::vector<uint16_t> decoded_at_;
   uint64_t decoded_version_ = 0;
   // The foreground stalled last cycle with nothing else to run, and nothing it waits on
   // has changed since (no wavelet in or out, no host write): this cycle stalls the same

@@ -1,8 +1,10 @@
 // A bank of per-color wavelet FIFOs of one capacity: the CE's Input Qs 897 (one virtual
 // queue per fabric and local color [0341]) and Output Queues 859 (one per fabric color
-// [0360]). Storage is allocated on the first push, so an idle PE costs a few bytes.
+// [0360]). Storage grows on a push to the highest queue pushed so far, so an idle PE costs a
+// few bytes and one that uses colors 3..7 holds eight queues, not 64.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -34,8 +36,7 @@ class QueueBank {
 
   void push(int q, const fabric::Wavelet& w) {
     if (full(q)) internal_error("push into a full CE queue (color " + std::to_string(q) + ")");
-    if (!storage_) storage_ = std::make_unique<fabric::Wavelet[]>(
-        static_cast<size_t>(queues_) * static_cast<size_t>(capacity_));
+    if (q >= allocated_) grow(q + 1);
     storage_[slot(q, (head_[q] + count_[q]) % capacity_)] = w;
     ++count_[q];
     nonempty_ |= fabric::ColorMask{1} << q;
@@ -49,11 +50,19 @@ class QueueBank {
   }
 
  private:
+  // Room for queues 0..n-1; the queues below the old count keep their slots.
+  void grow(int n) {
+    auto bigger = std::make_unique<fabric::Wavelet[]>(slot(n, 0));
+    std::copy(storage_.get(), storage_.get() + slot(allocated_, 0), bigger.get());
+    storage_ = std::move(bigger);
+    allocated_ = n;
+  }
   size_t slot(int q, int i) const {
     return static_cast<size_t>(q) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
   }
   int queues_, capacity_;
   std::unique_ptr<fabric::Wavelet[]> storage_;
+  int allocated_ = 0;  // queues with storage: 0..allocated_-1
   std::array<uint8_t, kMaxQueues> head_{}, count_{};
   fabric::ColorMask nonempty_ = 0;
 };

@@ -28,20 +28,21 @@ uint32_t ComputeElement::fetch(uint32_t index) const {
 }
 
 const Instruction& ComputeElement::decoded(uint32_t index) {
-  constexpr uint32_t kNotDecoded = ~0u;
   if (decoded_version_ != core_.mem.code_version()) {
     decoded_.clear();
+    decoded_at_.clear();
     decoded_version_ = core_.mem.code_version();
   }
-  if (index >= decoded_.size()) {
-    Instruction blank;
-    blank.word = kNotDecoded;
+  if (index >= decoded_at_.size()) {
     const size_t n = std::min<size_t>(core_.cfg.max_instructions(), (index / 64 + 1) * 64);
-    decoded_.resize(n, blank);
+    decoded_at_.resize(n, 0);
   }
-  Instruction& in = decoded_[index];
-  if (in.word == kNotDecoded) in = decode(fetch(index));
-  return in;
+  uint16_t& at = decoded_at_[index];
+  if (at == 0) {
+    decoded_.push_back(decode(fetch(index)));
+    at = static_cast<uint16_t>(decoded_.size());
+  }
+  return decoded_[at - 1u];
 }
 
 void ComputeElement::issue_instruction() {

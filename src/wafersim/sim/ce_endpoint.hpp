@@ -22,7 +22,8 @@ namespace wafersim::sim {
 
 class CeEndpoint final : public fabric::RampEndpoint {
  public:
-  explicit CeEndpoint(const pe::CeConfig& cfg) : ce_(cfg) {}
+  // `memory`: the PE memory's storage (pe::ComputeElement).
+  CeEndpoint(const pe::CeConfig& cfg, uint8_t* memory) : ce_(cfg, memory) {}
 
   pe::ComputeElement& ce() { return ce_; }
   const pe::ComputeElement& ce() const { return ce_; }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -13,6 +14,7 @@
 #include "wafersim/fabric/host_port.hpp"
 #include "wafersim/pe/ce_config.hpp"
 #include "wafersim/pe/ce_stats.hpp"
+#include "wafersim/pe/memory_arena.hpp"
 #include "wafersim/sim/ce_endpoint.hpp"
 #include "wafersim/sim/simulator.hpp"
 
@@ -95,8 +97,9 @@ class Wafer {
   // Records task spans in every compute element (for a trace), or stops.
   void set_ce_trace(bool on);
   // Statistics of each compute element for the last run(): counters since its start and
-  // the spans recorded during it, in router order.
-  std::vector<std::pair<uint32_t, pe::CeStats>> ce_run_stats();
+  // the spans recorded during it, handed to `f(id, stats)` one PE at a time in router
+  // order (a large wafer never holds them all at once).
+  void ce_run_stats(const std::function<void(uint32_t, const pe::CeStats&)>& f);
   // Counts busy cycles per instruction address in every CE from now on (or stops).
   void set_ce_profile(bool on);
   void reset_ce_stats(uint32_t id);
@@ -119,8 +122,8 @@ class Wafer {
  private:
   struct CeMark {  // a compute element's counters when run() started
     uint32_t id;
-    pe::CeCounters counters;
-    size_t task_spans, microthread_spans, id_events;
+    std::unique_ptr<pe::CeCounters> counters;  // nullptr: all zero (it had not run yet)
+    size_t task_spans = 0, microthread_spans = 0, id_events = 0;
     std::vector<uint64_t> busy_by_pc;
   };
   void mark_ce_stats();
@@ -134,6 +137,9 @@ class Wafer {
   fabric::Fabric fabric_;
   Simulator sim_;
   std::map<uint64_t, std::unique_ptr<fabric::HostPort>> host_ports_;  // key: router*16+port
+  // The PE memories, slot i for router i, one arena per memory size (declared before the
+  // compute elements, which point into them).
+  std::map<uint32_t, std::unique_ptr<pe::MemoryArena>> memories_;  // key: bytes per PE
   std::map<uint32_t, std::unique_ptr<CeEndpoint>> ces_;  // key: router id
   pe::CeConfig ce_config_;
   std::vector<CeMark> ce_marks_;  // ascending id

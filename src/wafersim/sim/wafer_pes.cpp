@@ -83,10 +83,20 @@ void Wafer::reset_ce(uint32_t id) {
   cfg.row = static_cast<int>(id / static_cast<uint32_t>(t.cols));
   cfg.col = static_cast<int>(id % static_cast<uint32_t>(t.cols));
   cfg.rng_seed = ce_config_.rng_seed + id;  // distinct, reproducible streams per PE
-  auto ce = std::make_unique<CeEndpoint>(cfg);
-  if (auto old = ces_.find(id); old != ces_.end()) ce->set_capture(old->second->capture());
+  fabric::ColorMask capture = 0;
+  if (auto old = ces_.find(id); old != ces_.end()) {  // the old compute element goes first:
+    capture = old->second->capture();                 // its memory slot is the new one's
+    const uint32_t old_bytes = old->second->ce().config().memory_bytes;
+    fabric_.attach(id, kRamp, nullptr);
+    ces_.erase(old);
+    memories_.at(old_bytes)->clear(id);  // a new program starts from zeroed memory
+  }
+  std::unique_ptr<pe::MemoryArena>& arena = memories_[cfg.memory_bytes];
+  if (!arena) arena = std::make_unique<pe::MemoryArena>(fabric_.router_count(), cfg.memory_bytes);
+  auto ce = std::make_unique<CeEndpoint>(cfg, arena->slot(id));
+  ce->set_capture(capture);
   fabric_.attach(id, kRamp, ce.get());
-  ces_[id] = std::move(ce);  // the old compute element (if any) is gone; so is its mark
+  ces_[id] = std::move(ce);  // its mark, if any, is gone below
   ce_marks_.erase(std::remove_if(ce_marks_.begin(), ce_marks_.end(),
                                  [id](const CeMark& m) { return m.id == id; }),
                   ce_marks_.end());
@@ -124,9 +134,13 @@ void Wafer::mark_ce_stats() {
   ce_marks_.clear();
   ce_marks_.reserve(ces_.size());
   for (auto& [id, ce] : ces_) {
-    const pe::CeStats& s = ce->ce().stats();
-    ce_marks_.push_back({id, s, s.task_spans.size(), s.microthread_spans.size(), s.id_events.size(),
-                         s.busy_by_pc});
+    const pe::CeStats* s = ce->ce().stats_if_any();
+    if (s == nullptr) {  // nothing counted yet: the mark is all zero, and costs nothing
+      ce_marks_.push_back({id, nullptr, 0, 0, 0, {}});
+    } else {
+      ce_marks_.push_back({id, std::make_unique<pe::CeCounters>(*s), s->task_spans.size(),
+                           s->microthread_spans.size(), s->id_events.size(), s->busy_by_pc});
+    }
   }
 }
 
@@ -135,17 +149,22 @@ void Wafer::reset_ce_stats(uint32_t id) {
   if (c == nullptr) return;
   c->reset_stats();
   for (CeMark& m : ce_marks_) {
-    if (m.id == id) m = CeMark{id, {}, 0, 0, 0, {}};
+    if (m.id == id) m = CeMark{id, nullptr, 0, 0, 0, {}};
   }
 }
 
-std::vector<std::pair<uint32_t, pe::CeStats>> Wafer::ce_run_stats() {
-  std::vector<std::pair<uint32_t, pe::CeStats>> out;
-  out.reserve(ce_marks_.size());
+void Wafer::ce_run_stats(const std::function<void(uint32_t, const pe::CeStats&)>& f) {
+  const pe::CeStats zero{};
   for (const CeMark& m : ce_marks_) {
-    const pe::CeStats& now = ces_.at(m.id)->ce().stats();
+    const pe::CeStats* counted = ces_.at(m.id)->ce().stats_if_any();
+    if (counted == nullptr) {  // it never stepped: nothing to report, nothing to allocate
+      f(m.id, zero);
+      continue;
+    }
+    const pe::CeStats& now = *counted;
+    const pe::CeCounters* then = m.counters ? m.counters.get() : &zero;
     pe::CeStats s;
-    static_cast<pe::CeCounters&>(s) = pe::counters_since(now, m.counters);
+    static_cast<pe::CeCounters&>(s) = pe::counters_since(now, *then);
     s.task_spans.assign(now.task_spans.begin() + static_cast<ptrdiff_t>(m.task_spans),
                         now.task_spans.end());
     s.microthread_spans.assign(
@@ -157,9 +176,8 @@ std::vector<std::pair<uint32_t, pe::CeStats>> Wafer::ce_run_stats() {
     for (size_t pc = 0; pc < m.busy_by_pc.size() && pc < s.busy_by_pc.size(); ++pc) {
       s.busy_by_pc[pc] -= m.busy_by_pc[pc];
     }
-    out.emplace_back(m.id, std::move(s));
+    f(m.id, s);
   }
-  return out;
 }
 
 }  // namespace wafersim::sim

@@ -1,5 +1,6 @@
 #include "wafersim/pe/compute_element.hpp"
 
+#include "wafersim/pe/bulk_vector.hpp"
 #include "wafersim/pe/ce_errors.hpp"
 #include "wafersim/pe/ce_tensor.hpp"
 
@@ -92,6 +93,10 @@ void ComputeElement::execute_cycle() {
     ++s.stall_cycles;
     ++s.stalls[static_cast<int>(quiet_cause_)];
     if (core_.cfg.profile) note_profile(task_.pc);
+    return;
+  }
+  if (bulk_left_ > 0) {
+    bulk_cycle(s);
     return;
   }
   if (!task_.active) try_pick();
@@ -212,10 +217,62 @@ void ComputeElement::run_foreground(const Probe& p) {
       note_microthread(*fg_, fg_->ut_entry);
       fg_active_ = false;
       finish_vector_instruction(fg_->in);
+    } else if (!fg_->bulk_checked) {
+      try_bulk();
     }
     return;
   }
   suspend_foreground();
+}
+
+// ---- bulk vector execution (bulk_vector.hpp) ---------------------------------------------
+
+void ComputeElement::try_bulk() {
+  // Each cycle until the operation ends, the element-by-element path would run one more
+  // full iteration of it and nothing else: no microthread can start (only the running
+  // task issues, and it waits for this operation), none is suspended, no tensor pass
+  // runs, the picker waits for the task, and wavelets arriving meanwhile only queue.
+  // These conditions are about this CE alone, so they hold until the operation's end
+  // or a host call (host_change).
+  if (!core_.cfg.bulk_vector || ut_used_ != 0 || tensor_busy()) return;
+  VectorOp& op = *fg_;
+  op.bulk_checked = true;
+  if (!bulk_eligible(core_, op)) return;
+  const uint64_t w = static_cast<uint64_t>(op.width);
+  const uint64_t left = (op.total - op.done + w - 1) / w;
+  // The last iteration (perhaps not full) runs the ordinary way, with the completion.
+  bulk_left_ = left - 1;
+}
+
+void ComputeElement::bulk_cycle(CeStats& s) {
+  // What execute_cycle counts for a foreground iteration of full width.
+  ++s.busy_cycles;
+  ++s.busy_by_id[task_.id];
+  if (core_.cfg.profile) note_profile(task_.pc);
+  ++s.iterations;
+  s.element_ops += static_cast<uint64_t>(fg_->width);
+  ++core_.progress;
+  ++bulk_owed_;
+  if (--bulk_left_ == 0) settle();
+}
+
+void ComputeElement::settle() const {
+  if (bulk_owed_ == 0) return;
+  // The owed iterations are part of the CE's state already (their cycles are spent and
+  // counted); doing their work now changes nothing the element-by-element path would
+  // show, so a const reader may do it. (No ComputeElement is ever const itself.)
+  auto& self = const_cast<ComputeElement&>(*this);
+  bulk_iterations(self.core_, *self.fg_, bulk_owed_);
+  self.bulk_owed_ = 0;
+}
+
+void ComputeElement::host_change() {
+  quiet_ = false;  // the next cycle looks at everything again
+  settle();
+  // A host write may change what the operation reads (a register, its addresses): go on
+  // element by element from here, and consider bulk execution again at the next iteration.
+  bulk_left_ = 0;
+  if (fg_active_) fg_->bulk_checked = false;
 }
 
 bool ComputeElement::can_suspend(const VectorOp& op) const {

@@ -139,6 +139,15 @@ class ComputeElement {
     return core_.cfg.block_holds_microthreads && core_.picker.is_blocked(op.owner);
   }
   void note_stall(const Probe& p);
+  // Bulk vector execution (bulk_vector.hpp). try_bulk: after a foreground iteration,
+  // whether the operation's remaining full iterations may only be counted; bulk_cycle:
+  // one such cycle; settle: do the work of the iterations counted so far (host reads and
+  // the operation's last iteration see exactly the element-by-element state);
+  // host_change: a host write, after which the CE looks at everything again.
+  void try_bulk();
+  void bulk_cycle(CeStats& s);
+  void settle() const;
+  void host_change();
   void note_profile(uint32_t pc);
   void run_microthread(int slot, const Probe& p);
   void note_microthread(const VectorOp& op, int slot);
@@ -177,6 +186,10 @@ class ComputeElement {
   // way, so it only counts the stall (cause quiet_cause_) without probing the operands.
   bool quiet_ = false;
   StallCause quiet_cause_ = StallCause::none;
+  // Bulk vector execution: cycles of full iterations the foreground operation still only
+  // counts, and the iterations counted whose work is not done yet (settle does it).
+  uint64_t bulk_left_ = 0;
+  uint64_t bulk_owed_ = 0;
 };
 
 }  // namespace wafersim::pe

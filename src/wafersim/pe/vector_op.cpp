@@ -202,7 +202,6 @@ Probe probe(const CeCore& core, const VectorOp& op) {
 }
 
 bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
-  const isa::OpInfo& info = op.in.info();
   if (p.term) {
     // Term [0504]: the control wavelet at the head ends the instruction; it is consumed.
     for (int i = 0; i < 2; ++i) {
@@ -214,7 +213,16 @@ bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
     op.terminated = true;
     return true;
   }
-  const int lanes = p.lanes;
+  process_lanes(core, op, p.lanes);
+  CeStats& s = core.stats();
+  ++s.iterations;
+  s.element_ops += static_cast<uint64_t>(p.lanes);
+  ++core.progress;
+  return op.done >= op.total;
+}
+
+void process_lanes(CeCore& core, VectorOp& op, int lanes) {
+  const isa::OpInfo& info = op.in.info();
   uint32_t a[4] = {}, b[4] = {}, r[4] = {};
   const IssueCtx at0{op.pc, info.mnemonic, "src0"}, at1{op.pc, info.mnemonic, "src1"},
       atd{op.pc, info.mnemonic, "dst"};
@@ -243,11 +251,6 @@ bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
     }
   }
   op.done += static_cast<uint32_t>(lanes);
-  CeStats& s = core.stats();
-  ++s.iterations;
-  s.element_ops += static_cast<uint64_t>(lanes);
-  ++core.progress;
-  return op.done >= op.total;
 }
 
 void complete(CeCore& core, VectorOp& op) {

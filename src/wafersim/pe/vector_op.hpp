@@ -27,6 +27,7 @@ struct VectorOp {
   bool colorset = false;   // block / unblock / activate over a vector of ids
   bool terminated = false; // ended by a control wavelet with Term [0504]
   bool always_ready = false;  // no fabric or circular operand: no iteration ever stalls
+  bool bulk_checked = false;  // bulk execution was considered (bulk_vector.hpp)
   // Once suspended, the operation works on its own copy of the register file, taken when
   // it suspended (part of its UT State [0609], [0610]): its register sources, the fmac
   // scalar (GPR2/3) and the index register (GPR4, for WLI and written by US / CX) come
@@ -50,6 +51,7 @@ struct VectorOp {
     colorset = false;
     terminated = false;
     always_ready = false;
+    bulk_checked = false;
   }
 };
 
@@ -72,6 +74,10 @@ Probe probe(const CeCore& core, const VectorOp& op);
 // Runs one iteration that `p` (from probe, with lanes > 0 or term) allows. Returns true
 // when the operation has completed (all elements, or Term).
 bool iterate(CeCore& core, VectorOp& op, const Probe& p);
+
+// The work of one iteration over `lanes` elements, without its statistics: reads the
+// sources, computes, writes the destination and advances `done` (iterate's body).
+void process_lanes(CeCore& core, VectorOp& op, int lanes);
 
 // Completion side effects: activations (AC [0503]), SA write-back, the comparison flag,
 // and restoring descriptors a suspension rewrote.

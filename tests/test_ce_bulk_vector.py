@@ -25,13 +25,13 @@ def _plain(v):
 
 
 def _look(pe, names=NAMES) -> dict:
-    """Everything the host can read about the CE, as plain comparable data."""
-    out = {"cycle": pe.cycle, "stats": _plain(pe.stats()), "flag": pe.flag,
-           "gpr": [pe.gpr(i) for i in range(16)],
-           "dsr": {k: [pe.dsr(k, i) for i in range(12)] for k in ("s0", "s1", "d")},
-           "wait": pe.describe_wait()}
-    for n in names:
-        out[n] = pe.read(n).tobytes()
+    """Everything the host can read about the CE, as plain comparable data (memory first:
+    each read must show the elements done so far by itself)."""
+    out = {n: pe.read(n).tobytes() for n in names}
+    out.update({"cycle": pe.cycle, "stats": _plain(pe.stats()), "flag": pe.flag,
+                "gpr": [pe.gpr(i) for i in range(16)],
+                "dsr": {k: [pe.dsr(k, i) for i in range(12)] for k in ("s0", "s1", "d")},
+                "wait": pe.describe_wait()})
     return out
 
 

@@ -17,6 +17,10 @@ struct VectorOp {
   uint32_t pc = 0;
   uint64_t issued = 0;     // cycle of issue (for the trace)
   int owner = 0;           // id of the task that issued it: blocking it stops resumption [0390]
+  int task_color = 0;      // the issuing task's color (a fabric input's default queue)
+  // The operands were resolved without error for `in` at `pc` (issue_vector_op reuses them
+  // when the same instruction issues again with the same descriptors).
+  bool resolved = false;
   Operand src0, src1, dst;
   uint32_t total = 1;      // elements to process
   uint32_t done = 0;       // elements processed
@@ -39,6 +43,7 @@ struct VectorOp {
   // Back to the defaults above, except `regs` (written at suspension before any read):
   // cheaper on every issue than assigning a whole new VectorOp.
   void reset() {
+    resolved = false;
     src0 = Operand{};
     src1 = Operand{};
     dst = Operand{};
@@ -52,6 +57,18 @@ struct VectorOp {
     terminated = false;
     always_ready = false;
     bulk_checked = false;
+  }
+  // The same operation issued again: its resolved operands stay, its progress (and what
+  // a suspension wrote back) starts over.
+  void restart() {
+    done = 0;
+    flag = true;
+    terminated = false;
+    bulk_checked = false;
+    for (Operand* o : {&src0, &src1, &dst}) {
+      o->written = false;
+      o->written_raw = 0;
+    }
   }
 };
 

@@ -100,7 +100,7 @@ void ComputeElement::execute_cycle() {
     return;
   }
   if (!task_.active) try_pick();
-  const bool tensor_was_busy = tensor_busy();
+  const bool tensor_was_busy = tensor_ && tensor_busy();  // (most CEs have no unit)
 
   // The foreground: the running task, once its first instruction can issue.
   bool fg_ready = false;
@@ -130,14 +130,14 @@ void ComputeElement::execute_cycle() {
   }
   if (chosen == 0) run_foreground(fgp);
   else if (chosen > 0) run_microthread(chosen - 1, utp);
-  advance_tensor();
+  if (tensor_) advance_tensor();
   // A stalled foreground (it cannot suspend: not microthreaded, as no microthread is in
   // use) in a cycle where nothing ran, with no microthread and no tensor pass beside it,
   // stays stalled until a wavelet arrives or leaves or the host writes: its operands read
   // only queues and descriptors. (A microthread that ran this cycle, even its last
   // iteration, may have changed what the foreground's probe saw before it.)
   quiet_ = chosen < 0 && fg_live && !fg_ready && ut_used_ == 0 && !tensor_was_busy &&
-           !tensor_busy();
+           !(tensor_ && tensor_busy());
   if (quiet_) quiet_cause_ = fgp.cause;
 }
 

@@ -403,3 +403,33 @@ def test_a_wafer_kernel_gives_the_same_results_and_cycles_with_and_without_bulk_
 
     bulk, element = _both(one)
     assert bulk == element
+
+
+def test_a_long_bulk_operation_counts_as_progress_for_the_watchdog():
+    """2000 iterations of one operation with a 50-cycle watchdog, on the lone PE and on a
+    wafer: each counted cycle is progress, as each iteration is on the element path."""
+    src = """
+    .data
+    x: .space fp16, 8000
+    vx: .dsd mem1d, base=x, length=8000, stride=2
+    .export x
+    .code
+    .task t, 1
+    t: lds0wds S0[0], vx
+       lds1wds S1[0], vx
+       lddwds D[0], vx
+       faddh.t D[0], S0[0], S1[0]
+    """
+    x = np.full(8000, 0.5, np.float16)
+    pe = ws.pe.LonePE(memory_bytes=48 * 1024)
+    pe.load(src)
+    pe.write("x", x)
+    pe.launch("t")
+    pe.run(watchdog=50)
+    assert np.array_equal(pe.read("x"), x * 2) and pe.stats()["iterations"] == 2000
+    w = ws.Wafer(1, 1, watchdog=50)
+    w.pe(0, 0).load(src)
+    w.pe(0, 0).write("x", x)
+    w.pe(0, 0).launch("t")
+    res = w.run()
+    assert res.cycles > 2000 and np.array_equal(w.pe(0, 0).read("x"), x * 2)

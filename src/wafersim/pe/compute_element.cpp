@@ -73,10 +73,10 @@ bool ComputeElement::idle() const {
          core_.outq.nonempty() == 0 && !tensor_busy();
 }
 
-void ComputeElement::note_profile(uint32_t pc) {
+void ComputeElement::note_profile(uint32_t pc, uint64_t cycles) {
   std::vector<uint64_t>& p = core_.stats().busy_by_pc;
   if (p.empty()) p.assign(core_.cfg.max_instructions(), 0);
-  if (pc < p.size()) ++p[pc];
+  if (pc < p.size()) p[pc] += cycles;
 }
 
 int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_used_); }
@@ -244,16 +244,34 @@ void ComputeElement::try_bulk() {
   bulk_left_ = left - 1;
 }
 
-void ComputeElement::bulk_cycle(CeStats& s) {
-  // What execute_cycle counts for a foreground iteration of full width.
-  ++s.busy_cycles;
-  ++s.busy_by_id[task_.id];
-  if (core_.cfg.profile) note_profile(task_.pc);
-  ++s.iterations;
-  s.element_ops += static_cast<uint64_t>(fg_->width);
-  ++core_.progress;
-  ++bulk_owed_;
-  if (--bulk_left_ == 0) settle();
+void ComputeElement::bulk_cycle(CeStats& s) { count_bulk(s, 1); }
+
+void ComputeElement::count_bulk(CeStats& s, uint64_t n) {
+  // What execute_cycle counts for n foreground iterations of full width (stats.cycles
+  // aside).
+  s.busy_cycles += n;
+  s.busy_by_id[task_.id] += n;
+  if (core_.cfg.profile) note_profile(task_.pc, n);
+  s.iterations += n;
+  s.element_ops += n * static_cast<uint64_t>(fg_->width);
+  core_.progress += n;
+  bulk_owed_ += n;
+  bulk_left_ -= n;
+  if (bulk_left_ == 0) settle();
+}
+
+void ComputeElement::skip_cycles(uint64_t first, uint64_t n) {
+  if (n == 0) return;
+  if (n > countable_cycles()) {
+    internal_error(core_.name() + ": skip_cycles(" + std::to_string(n) + ") beyond the " +
+                   std::to_string(countable_cycles()) + " countable cycles");
+  }
+  // step() of each cycle: no wavelet to hand out, a counted iteration; finish_cycle():
+  // the same stall bits, as no input queue changes.
+  core_.cycle = first + n - 1;
+  CeStats& s = core_.stats();
+  s.cycles += n;
+  count_bulk(s, n);
 }
 
 void ComputeElement::settle() const {

@@ -47,6 +47,12 @@ class ComputeElement {
   bool idle() const;
   // Grows whenever the CE does something observable; a watchdog compares it.
   uint64_t progress() const { return core_.progress; }
+  // Cycles from now on that the CE will only count, handing nothing to the on ramp and
+  // changing no input queue (a bulk vector operation's; docs/compute_element.md). A
+  // driver with nothing to deliver in them may run them at once with skip_cycles: the
+  // same as step(first + k, any) + finish_cycle() for k = 0..n-1 with no wavelet arriving.
+  uint64_t countable_cycles() const { return core_.outq.nonempty() ? 0 : bulk_left_; }
+  void skip_cycles(uint64_t first, uint64_t n);
 
   // ---- host side ---------------------------------------------------------------------
   const CeConfig& config() const { return core_.cfg; }
@@ -146,9 +152,10 @@ class ComputeElement {
   // host_change: a host write, after which the CE looks at everything again.
   void try_bulk();
   void bulk_cycle(CeStats& s);
+  void count_bulk(CeStats& s, uint64_t n);
   void settle() const;
   void host_change();
-  void note_profile(uint32_t pc);
+  void note_profile(uint32_t pc, uint64_t cycles = 1);
   void run_microthread(int slot, const Probe& p);
   void note_microthread(const VectorOp& op, int slot);
   void execute_scalar(const Instruction& in);  // sequencer.cpp

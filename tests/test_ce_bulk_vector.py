@@ -433,3 +433,30 @@ def test_a_long_bulk_operation_counts_as_progress_for_the_watchdog():
     w.pe(0, 0).launch("t")
     res = w.run()
     assert res.cycles > 2000 and np.array_equal(w.pe(0, 0).read("x"), x * 2)
+
+
+def test_wavelets_leave_the_output_queue_at_the_same_cycles_during_a_bulk_operation():
+    """Four wavelets wait in an output queue (the sink refuses their color) while the long
+    operation runs; the host lets them go mid-operation. They leave one per cycle at the
+    same cycles either way (the bench runs no cycle at once while a wavelet waits)."""
+    src = LONG.replace("dz: .dsd mem1d", "out: .dsd fabric_out, color=9, length=8, sw=2\n"
+                       "d8: .dsd mem1d, base=y, length=8, stride=2\ndz: .dsd mem1d").replace(
+        "t:    li r2, 0x3C00", "t:    lds1wds S1[1], d8\n      lddwds D[1], out\n"
+        "      mov16 D[1], S1[1]\n      li r2, 0x3C00")
+
+    def one(bulk):
+        pe = _bench(src, bulk, _values(7))
+        pe.stall_output(9)
+        pe.launch("t")
+        pe.run(20)
+        looks = [_look(pe)]
+        pe.stall_output(9, False)
+        pe.run()
+        looks.append(_look(pe))
+        looks.append(_plain(pe.output(9)))
+        return looks
+
+    bulk, element = _both(one)
+    assert bulk == element
+    assert bulk[-1]["cycle"][1] == [20, 21, 22, 23]  # while the fmac runs (to cycle 60 or so)
+    assert 0 < bulk[0]["stats"]["iterations"] < 40

@@ -47,7 +47,7 @@ def ids_of(mask: int) -> set[int]:
 CE_OPTIONS = ("fabric_colors", "memory_bytes", "code_bytes", "input_queue_depth",
               "output_queue_depth", "microthreads", "task_start_latency", "picker",
               "rng_seed", "rng_resources", "trace", "profile", "tensor_unit",
-              "block_holds_microthreads")
+              "block_holds_microthreads", "bulk_vector")
 
 
 def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = None,
@@ -56,12 +56,15 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
               task_start_latency: int | None = None, picker: str = "round_robin",
               rng_seed: int = 0, rng_resources: int | None = None, trace: bool = False,
               profile: bool = False, position: tuple[int, int] = (0, 0), tensor_unit=None,
-              block_holds_microthreads: bool = False):
+              block_holds_microthreads: bool = False, bulk_vector: bool = True):
     """A validated ``_core.pe.CeConfig``; unset values come from :data:`wafersim.DEFAULTS`.
     ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True for the default one) to
     attach a tensor unit, created on the PE's first tensor instruction.
     ``block_holds_microthreads``: the literal reading of [0390], where a blocked id's
-    microthreads do not resume (default False: blocking gates only what the picker starts)."""
+    microthreads do not resume (default False: blocking gates only what the picker starts).
+    ``bulk_vector``: compute a vector operation over memory and registers alone in one loop
+    instead of cycle by cycle (same results, cycles and statistics; False: always element by
+    element, to compare; docs/compute_element.md)."""
     cfg = _p.CeConfig()
     d = DEFAULTS
 
@@ -86,6 +89,7 @@ def ce_config(*, fabric_colors: int | None = None, memory_bytes: int | None = No
     cfg.trace = bool(trace)
     cfg.profile = bool(profile)
     cfg.block_holds_microthreads = bool(block_holds_microthreads)
+    cfg.bulk_vector = bool(bulk_vector)
     row, col = as_point(position, "position")
     cfg.row, cfg.col = int_arg("position row", row, 0, 65535), int_arg("position col", col, 0, 65535)
     if tensor_unit is not None and tensor_unit is not False:

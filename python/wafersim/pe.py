@@ -58,6 +58,9 @@ class LonePE(CeAccess):
     tensor unit (a :class:`wafersim.TensorUnitConfig`, or True for the default; docs/tensor.md).
     ``block_holds_microthreads=True`` takes [0390] literally: the microthreads of a blocked
     id do not resume (by default blocking gates only what the picker starts).
+    ``bulk_vector=False`` runs every vector operation element by element, cycle by cycle
+    (by default one over memory and registers alone is computed in one loop, with the same
+    results, cycles and statistics; docs/compute_element.md).
     """
 
     def __init__(self, *, fabric_colors: int | None = None, memory_bytes: int | None = None,
@@ -67,14 +70,15 @@ class LonePE(CeAccess):
                  loopback=(), router_queue_depth: int | None = None, rng_seed: int = 0,
                  rng_resources: int | None = None, trace: bool = False, profile: bool = False,
                  position: tuple[int, int] = (0, 0), tensor_unit=None,
-                 block_holds_microthreads: bool = False):
+                 block_holds_microthreads: bool = False, bulk_vector: bool = True):
         cfg = ce_config(fabric_colors=fabric_colors, memory_bytes=memory_bytes,
                         code_bytes=code_bytes, input_queue_depth=input_queue_depth,
                         output_queue_depth=output_queue_depth, microthreads=microthreads,
                         task_start_latency=task_start_latency, picker=picker,
                         rng_seed=rng_seed, rng_resources=rng_resources, trace=trace,
                         profile=profile, position=position, tensor_unit=tensor_unit,
-                        block_holds_microthreads=block_holds_microthreads)
+                        block_holds_microthreads=block_holds_microthreads,
+                        bulk_vector=bulk_vector)
         depth = int_arg("router_queue_depth",
                         DEFAULTS["router_queue_depth"] if router_queue_depth is None
                         else router_queue_depth, 1, 64)

@@ -181,7 +181,8 @@ class Wafer(PeHost):
       keyword arguments of :class:`wafersim.pe.LonePE`: ``memory_bytes``, ``code_bytes``,
       ``input_queue_depth``, ``output_queue_depth``, ``microthreads``,
       ``task_start_latency``, ``picker``, ``rng_seed`` (PE (r, c) uses rng_seed + r * cols
-      + c), ``rng_resources``, ``block_holds_microthreads``, ``trace``, ``profile``).
+      + c), ``rng_resources``, ``block_holds_microthreads``, ``bulk_vector``, ``trace``,
+      ``profile``).
       ``Wafer(ce={"trace": True})`` records every run's trace events (task and microthread
       spans, block / unblock / activate events; docs/compute_element.md), read per PE with
       ``w.pe(r, c).stats()`` or written by :meth:`run` with ``trace=``;

@@ -163,6 +163,7 @@ void bind_pe(py::module_& root) {
       .def_readwrite("trace", &CeConfig::trace)
       .def_readwrite("profile", &CeConfig::profile)
       .def_readwrite("block_holds_microthreads", &CeConfig::block_holds_microthreads)
+      .def_readwrite("bulk_vector", &CeConfig::bulk_vector)
       .def_readwrite("tensor_unit", &CeConfig::tensor_unit)
       .def(
           "set_tensor_unit",

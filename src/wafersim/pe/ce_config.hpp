@@ -32,6 +32,10 @@ struct CeConfig {
   // The literal reading of [0390]: a blocked id's microthreads do not resume. Off by
   // default: blocking gates only what the picker starts (docs/compute_element.md).
   bool block_holds_microthreads = false;
+  // Bulk vector execution: a vector operation over memory and registers alone computes
+  // its elements in one loop instead of cycle by cycle, with the same results, cycles and
+  // statistics (docs/compute_element.md). Off: always element by element.
+  bool bulk_vector = true;
   // An attached tensor unit (seed 002), created on the first tensor instruction.
   bool tensor_unit = false;
   tensor::TensorUnitConfig tensor;

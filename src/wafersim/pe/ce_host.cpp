@@ -18,7 +18,7 @@ void check_id(const CeCore& core, int id, const char* what) {
 }  // namespace
 
 void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) {
-  quiet_ = false;  // a host change: the next cycle looks at everything again
+  host_change();
   const uint64_t end = uint64_t{first} + words.size();
   if (end > core_.cfg.max_instructions()) {
     throw ProgramError(core_.name() + ": instruction memory overflow: the program needs " +
@@ -52,12 +52,13 @@ void ComputeElement::check_memory_range(const char* what, uint64_t addr, uint64_
 
 void ComputeElement::write_memory(uint32_t addr, std::span<const uint8_t> bytes) {
   check_memory_range("write", addr, bytes.size());
-  quiet_ = false;
+  host_change();
   core_.mem.write(addr, bytes);
 }
 
 void ComputeElement::read_memory(uint32_t addr, std::span<uint8_t> out) const {
   check_memory_range("read", addr, out.size());
+  settle();
   core_.mem.read(addr, out);
 }
 
@@ -67,23 +68,23 @@ void ComputeElement::set_base(uint32_t base) {
                       " leaves no room for the 64 task entries below " +
                       std::to_string(core_.cfg.max_instructions()));
   }
-  quiet_ = false;
+  host_change();
   core_.base = base;
 }
 
 void ComputeElement::activate(int id) {
   check_id(core_, id, "activate:");
-  quiet_ = false;
+  host_change();
   core_.activate_id(id, IdCause::host);
 }
 void ComputeElement::block(int id) {
   check_id(core_, id, "block:");
-  quiet_ = false;
+  host_change();
   core_.change_ids(IdChange::block, fabric::ColorMask{1} << id, IdCause::host);
 }
 void ComputeElement::unblock(int id) {
   check_id(core_, id, "unblock:");
-  quiet_ = false;
+  host_change();
   core_.change_ids(IdChange::unblock, fabric::ColorMask{1} << id, IdCause::host);
 }
 
@@ -104,14 +105,14 @@ void ComputeElement::set_filter(int color, int lo, int hi) {
                       " keeps indices " + std::to_string(lo) + ".." + std::to_string(hi) +
                       ": give 0 <= lowest <= highest <= 65535");
   }
-  quiet_ = false;
+  host_change();
   core_.filtered |= fabric::ColorMask{1} << color;
   core_.filter_lo[static_cast<size_t>(color)] = static_cast<uint16_t>(lo);
   core_.filter_hi[static_cast<size_t>(color)] = static_cast<uint16_t>(hi);
 }
 void ComputeElement::clear_filter(int color) {
   check_filter_color(core_, color);
-  quiet_ = false;
+  host_change();
   core_.filtered &= ~(fabric::ColorMask{1} << color);
 }
 std::optional<std::pair<int, int>> ComputeElement::filter(int color) const {
@@ -125,11 +126,12 @@ uint16_t ComputeElement::gpr(int r) const {
   if (r < 0 || r >= isa::kGprs) {
     throw MemoryAccessError("GPR " + std::to_string(r) + " does not exist (0..15)");
   }
+  settle();
   return core_.gpr[r];
 }
 void ComputeElement::set_gpr(int r, uint16_t v) {
   gpr(r);
-  quiet_ = false;
+  host_change();
   core_.gpr[r] = v;
 }
 
@@ -153,7 +155,7 @@ uint64_t ComputeElement::dsr(DsrSet set, int n) const {
 }
 void ComputeElement::set_dsr(DsrSet set, int n, uint64_t raw) {
   check_dsr(n);
-  quiet_ = false;
+  host_change();
   core_.dsr.dsr(set, n) = raw & kDsrMask;
 }
 uint64_t ComputeElement::xdsr(int n) const {
@@ -162,7 +164,7 @@ uint64_t ComputeElement::xdsr(int n) const {
 }
 void ComputeElement::set_xdsr(int n, uint64_t raw) {
   check_x(n, "XDSR");
-  quiet_ = false;
+  host_change();
   core_.dsr.xdsr(n) = raw & kXdsrMask;
 }
 uint16_t ComputeElement::stride_reg(int n) const {
@@ -171,7 +173,7 @@ uint16_t ComputeElement::stride_reg(int n) const {
 }
 void ComputeElement::set_stride_reg(int n, uint16_t v) {
   check_x(n, "stride register");
-  quiet_ = false;
+  host_change();
   core_.dsr.stride_reg(n) = v & kStrideMask;
 }
 
@@ -191,7 +193,7 @@ int ComputeElement::output_queue_size(int color) const {
 void ComputeElement::set_fp_control(const numerics::FpControl& ctl) {
   numerics::validate(ctl);
   core_.rng.resource(ctl.rng);  // checks the index
-  quiet_ = false;
+  host_change();
   core_.fpc = ctl;
 }
 
@@ -208,6 +210,7 @@ std::string id_list(fabric::ColorMask m) {
 }  // namespace
 
 std::string ComputeElement::describe_wait() const {
+  settle();  // the elements done so far
   std::ostringstream os;
   os << core_.name() << ":";
   if (task_.active) {
@@ -255,6 +258,7 @@ std::string ComputeElement::describe_wait() const {
 }
 
 std::vector<ComputeElement::Wait> ComputeElement::waits() const {
+  settle();
   std::vector<Wait> out;
   auto add = [&](const Probe& p, const std::string& who) {
     if (p.lanes > 0 || p.term || p.cause == StallCause::none) return;

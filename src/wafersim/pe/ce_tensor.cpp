@@ -108,7 +108,7 @@ std::string shape(int64_t r, int64_t c) { return std::to_string(r) + " x " + std
 ComputeElement::~ComputeElement() = default;
 
 tensor::TensorUnit* ComputeElement::tensor_unit() {
-  quiet_ = false;  // the caller may change the unit
+  host_change();  // the caller may change the unit
   return tensor_ ? &tensor_->unit : nullptr;
 }
 

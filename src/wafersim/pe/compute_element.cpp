@@ -1,5 +1,6 @@
 #include "wafersim/pe/compute_element.hpp"
 
+#include "wafersim/pe/bulk_vector.hpp"
 #include "wafersim/pe/ce_errors.hpp"
 #include "wafersim/pe/ce_tensor.hpp"
 
@@ -72,10 +73,10 @@ bool ComputeElement::idle() const {
          core_.outq.nonempty() == 0 && !tensor_busy();
 }
 
-void ComputeElement::note_profile(uint32_t pc) {
+void ComputeElement::note_profile(uint32_t pc, uint64_t cycles) {
   std::vector<uint64_t>& p = core_.stats().busy_by_pc;
   if (p.empty()) p.assign(core_.cfg.max_instructions(), 0);
-  if (pc < p.size()) ++p[pc];
+  if (pc < p.size()) p[pc] += cycles;
 }
 
 int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_used_); }
@@ -94,8 +95,12 @@ void ComputeElement::execute_cycle() {
     if (core_.cfg.profile) note_profile(task_.pc);
     return;
   }
+  if (bulk_left_ > 0) {
+    bulk_cycle(s);
+    return;
+  }
   if (!task_.active) try_pick();
-  const bool tensor_was_busy = tensor_busy();
+  const bool tensor_was_busy = tensor_ && tensor_busy();  // (most CEs have no unit)
 
   // The foreground: the running task, once its first instruction can issue.
   bool fg_ready = false;
@@ -125,14 +130,14 @@ void ComputeElement::execute_cycle() {
   }
   if (chosen == 0) run_foreground(fgp);
   else if (chosen > 0) run_microthread(chosen - 1, utp);
-  advance_tensor();
+  if (tensor_) advance_tensor();
   // A stalled foreground (it cannot suspend: not microthreaded, as no microthread is in
   // use) in a cycle where nothing ran, with no microthread and no tensor pass beside it,
   // stays stalled until a wavelet arrives or leaves or the host writes: its operands read
   // only queues and descriptors. (A microthread that ran this cycle, even its last
   // iteration, may have changed what the foreground's probe saw before it.)
   quiet_ = chosen < 0 && fg_live && !fg_ready && ut_used_ == 0 && !tensor_was_busy &&
-           !tensor_busy();
+           !(tensor_ && tensor_busy());
   if (quiet_) quiet_cause_ = fgp.cause;
 }
 
@@ -212,10 +217,80 @@ void ComputeElement::run_foreground(const Probe& p) {
       note_microthread(*fg_, fg_->ut_entry);
       fg_active_ = false;
       finish_vector_instruction(fg_->in);
+    } else if (!fg_->bulk_checked) {
+      try_bulk();
     }
     return;
   }
   suspend_foreground();
+}
+
+// ---- bulk vector execution (bulk_vector.hpp) ---------------------------------------------
+
+void ComputeElement::try_bulk() {
+  // Each cycle until the operation ends, the element-by-element path would run one more
+  // full iteration of it and nothing else: no microthread can start (only the running
+  // task issues, and it waits for this operation), none is suspended, no tensor pass
+  // runs, the picker waits for the task, and wavelets arriving meanwhile only queue.
+  // These conditions are about this CE alone, so they hold until the operation's end
+  // or a host call (host_change).
+  if (!core_.cfg.bulk_vector || ut_used_ != 0 || tensor_busy()) return;
+  VectorOp& op = *fg_;
+  op.bulk_checked = true;
+  if (!bulk_eligible(core_, op)) return;
+  const uint64_t w = static_cast<uint64_t>(op.width);
+  const uint64_t left = (op.total - op.done + w - 1) / w;
+  // The last iteration (perhaps not full) runs the ordinary way, with the completion.
+  bulk_left_ = left - 1;
+}
+
+void ComputeElement::bulk_cycle(CeStats& s) { count_bulk(s, 1); }
+
+void ComputeElement::count_bulk(CeStats& s, uint64_t n) {
+  // What execute_cycle counts for n foreground iterations of full width (stats.cycles
+  // aside).
+  s.busy_cycles += n;
+  s.busy_by_id[task_.id] += n;
+  if (core_.cfg.profile) note_profile(task_.pc, n);
+  s.iterations += n;
+  s.element_ops += n * static_cast<uint64_t>(fg_->width);
+  core_.progress += n;
+  bulk_owed_ += n;
+  bulk_left_ -= n;
+  if (bulk_left_ == 0) settle();
+}
+
+void ComputeElement::skip_cycles(uint64_t first, uint64_t n) {
+  if (n == 0) return;
+  if (n > countable_cycles()) {
+    internal_error(core_.name() + ": skip_cycles(" + std::to_string(n) + ") beyond the " +
+                   std::to_string(countable_cycles()) + " countable cycles");
+  }
+  // step() of each cycle: no wavelet to hand out, a counted iteration; finish_cycle():
+  // the same stall bits, as no input queue changes.
+  core_.cycle = first + n - 1;
+  CeStats& s = core_.stats();
+  s.cycles += n;
+  count_bulk(s, n);
+}
+
+void ComputeElement::settle() const {
+  if (bulk_owed_ == 0) return;
+  // The owed iterations are part of the CE's state already (their cycles are spent and
+  // counted); doing their work now changes nothing the element-by-element path would
+  // show, so a const reader may do it. (No ComputeElement is ever const itself.)
+  auto& self = const_cast<ComputeElement&>(*this);
+  bulk_iterations(self.core_, *self.fg_, bulk_owed_);
+  self.bulk_owed_ = 0;
+}
+
+void ComputeElement::host_change() {
+  quiet_ = false;  // the next cycle looks at everything again
+  settle();
+  // A host write may change what the operation reads (a register, its addresses): go on
+  // element by element from here, and consider bulk execution again at the next iteration.
+  bulk_left_ = 0;
+  if (fg_active_) fg_->bulk_checked = false;
 }
 
 bool ComputeElement::can_suspend(const VectorOp& op) const {

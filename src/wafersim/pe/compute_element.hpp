@@ -49,6 +49,12 @@ class ComputeElement {
   bool idle() const;
   // Grows whenever the CE does something observable; a watchdog compares it.
   uint64_t progress() const { return core_.progress; }
+  // Cycles from now on that the CE will only count, handing nothing to the on ramp and
+  // changing no input queue (a bulk vector operation's; docs/compute_element.md). A
+  // driver with nothing to deliver in them may run them at once with skip_cycles: the
+  // same as step(first + k, any) + finish_cycle() for k = 0..n-1 with no wavelet arriving.
+  uint64_t countable_cycles() const { return core_.outq.nonempty() ? 0 : bulk_left_; }
+  void skip_cycles(uint64_t first, uint64_t n);
 
   // ---- host side ---------------------------------------------------------------------
   const CeConfig& config() const { return core_.cfg; }
@@ -143,7 +149,17 @@ class ComputeElement {
     return core_.cfg.block_holds_microthreads && core_.picker.is_blocked(op.owner);
   }
   void note_stall(const Probe& p);
-  void note_profile(uint32_t pc);
+  // Bulk vector execution (bulk_vector.hpp). try_bulk: after a foreground iteration,
+  // whether the operation's remaining full iterations may only be counted; bulk_cycle:
+  // one such cycle; settle: do the work of the iterations counted so far (host reads and
+  // the operation's last iteration see exactly the element-by-element state);
+  // host_change: a host write, after which the CE looks at everything again.
+  void try_bulk();
+  void bulk_cycle(CeStats& s);
+  void count_bulk(CeStats& s, uint64_t n);
+  void settle() const;
+  void host_change();
+  void note_profile(uint32_t pc, uint64_t cycles = 1);
   void run_microthread(int slot, const Probe& p);
   void note_microthread(const VectorOp& op, int slot);
   void execute_scalar(const Instruction& in);  // sequencer.cpp
@@ -183,6 +199,10 @@ class ComputeElement {
   // way, so it only counts the stall (cause quiet_cause_) without probing the operands.
   bool quiet_ = false;
   StallCause quiet_cause_ = StallCause::none;
+  // Bulk vector execution: cycles of full iterations the foreground operation still only
+  // counts, and the iterations counted whose work is not done yet (settle does it).
+  uint64_t bulk_left_ = 0;
+  uint64_t bulk_owed_ = 0;
 };
 
 }  // namespace wafersim::pe

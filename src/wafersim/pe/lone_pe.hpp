@@ -65,6 +65,9 @@ class LonePe {
   };
   void check_color(int color, const char* what) const;
   void one_cycle();
+  // Runs up to `limit` cycles at once when nothing can happen in them but the CE's
+  // counting (ComputeElement::countable_cycles); returns how many (0: run one_cycle).
+  uint64_t skip(uint64_t limit);
   bool future_injection() const;
 
   ComputeElement ce_;

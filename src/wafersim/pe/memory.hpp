@@ -68,6 +68,13 @@ class PeMemory {
     std::memcpy(bytes_ + addr, in.data(), in.size());
   }
 
+  // The bytes, allocated, for a loop that has checked its addresses itself; writes
+  // through the pointer must stay below the code region (code_version() does not see them).
+  uint8_t* data() {
+    ensure();
+    return bytes_.data();
+  }
+
   // Grows whenever a write reaches the code region: decoded instructions older than
   // this are stale.
   uint64_t code_version() const { return code_version_; }

@@ -101,14 +101,40 @@ bool rewrite_dsr(CeCore& core, const Operand& o, uint64_t raw) {
   return true;
 }
 
+// The operands `op` holds were resolved for this same instruction, place, owner and task
+// color, from descriptors that still read the same: resolving again would give them again
+// (register and immediate operands depend on the instruction alone; 1D memory and fabric
+// descriptors on their DSR; 4D and circular ones read more registers, so they resolve).
+bool still_resolved(const VectorOp& op, const CeCore& core, const Instruction& in, uint32_t pc,
+                    int owner, int task_color) {
+  if (!op.resolved || op.in.word != in.word || op.pc != pc || op.owner != owner ||
+      op.task_color != task_color) {
+    return false;
+  }
+  for (const Operand* o : operands(op)) {
+    if (o->kind == OpndKind::mem1d || o->is_fabric()) {
+      if (core.dsr.dsr(o->set, o->reg) != o->issue_raw) return false;
+    } else if (o->is_vector()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, uint32_t pc,
                      int owner, int task_color) {
+  if (still_resolved(op, core, in, pc, owner, task_color)) {
+    // A loop issuing the same operation again: only its progress starts over.
+    op.restart();
+    return;
+  }
   op.reset();
   op.in = in;
   op.pc = pc;
   op.owner = owner;
+  op.task_color = task_color;
   const isa::OpInfo& info = in.info();
   op.colorset = info.kind == Kind::block || info.kind == Kind::unblock ||
                 info.kind == Kind::activate;
@@ -170,6 +196,7 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
     program_error(core, pc, info.mnemonic, "an in-place operation over a circular buffer",
                   ErrorCategory::unsupported);
   }
+  op.resolved = true;
 }
 
 Probe probe(const CeCore& core, const VectorOp& op) {
@@ -202,7 +229,6 @@ Probe probe(const CeCore& core, const VectorOp& op) {
 }
 
 bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
-  const isa::OpInfo& info = op.in.info();
   if (p.term) {
     // Term [0504]: the control wavelet at the head ends the instruction; it is consumed.
     for (int i = 0; i < 2; ++i) {
@@ -214,7 +240,16 @@ bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
     op.terminated = true;
     return true;
   }
-  const int lanes = p.lanes;
+  process_lanes(core, op, p.lanes);
+  CeStats& s = core.stats();
+  ++s.iterations;
+  s.element_ops += static_cast<uint64_t>(p.lanes);
+  ++core.progress;
+  return op.done >= op.total;
+}
+
+void process_lanes(CeCore& core, VectorOp& op, int lanes) {
+  const isa::OpInfo& info = op.in.info();
   uint32_t a[4] = {}, b[4] = {}, r[4] = {};
   const IssueCtx at0{op.pc, info.mnemonic, "src0"}, at1{op.pc, info.mnemonic, "src1"},
       atd{op.pc, info.mnemonic, "dst"};
@@ -243,11 +278,6 @@ bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
     }
   }
   op.done += static_cast<uint32_t>(lanes);
-  CeStats& s = core.stats();
-  ++s.iterations;
-  s.element_ops += static_cast<uint64_t>(lanes);
-  ++core.progress;
-  return op.done >= op.total;
 }
 
 void complete(CeCore& core, VectorOp& op) {

@@ -17,6 +17,10 @@ struct VectorOp {
   uint32_t pc = 0;
   uint64_t issued = 0;     // cycle of issue (for the trace)
   int owner = 0;           // id of the task that issued it: blocking it stops resumption [0390]
+  int task_color = 0;      // the issuing task's color (a fabric input's default queue)
+  // The operands were resolved without error for `in` at `pc` (issue_vector_op reuses them
+  // when the same instruction issues again with the same descriptors).
+  bool resolved = false;
   Operand src0, src1, dst;
   uint32_t total = 1;      // elements to process
   uint32_t done = 0;       // elements processed
@@ -27,6 +31,7 @@ struct VectorOp {
   bool colorset = false;   // block / unblock / activate over a vector of ids
   bool terminated = false; // ended by a control wavelet with Term [0504]
   bool always_ready = false;  // no fabric or circular operand: no iteration ever stalls
+  bool bulk_checked = false;  // bulk execution was considered (bulk_vector.hpp)
   // Once suspended, the operation works on its own copy of the register file, taken when
   // it suspended (part of its UT State [0609], [0610]): its register sources, the fmac
   // scalar (GPR2/3) and the index register (GPR4, for WLI and written by US / CX) come
@@ -38,6 +43,7 @@ struct VectorOp {
   // Back to the defaults above, except `regs` (written at suspension before any read):
   // cheaper on every issue than assigning a whole new VectorOp.
   void reset() {
+    resolved = false;
     src0 = Operand{};
     src1 = Operand{};
     dst = Operand{};
@@ -50,6 +56,19 @@ struct VectorOp {
     colorset = false;
     terminated = false;
     always_ready = false;
+    bulk_checked = false;
+  }
+  // The same operation issued again: its resolved operands stay, its progress (and what
+  // a suspension wrote back) starts over.
+  void restart() {
+    done = 0;
+    flag = true;
+    terminated = false;
+    bulk_checked = false;
+    for (Operand* o : {&src0, &src1, &dst}) {
+      o->written = false;
+      o->written_raw = 0;
+    }
   }
 };
 
@@ -72,6 +91,10 @@ Probe probe(const CeCore& core, const VectorOp& op);
 // Runs one iteration that `p` (from probe, with lanes > 0 or term) allows. Returns true
 // when the operation has completed (all elements, or Term).
 bool iterate(CeCore& core, VectorOp& op, const Probe& p);
+
+// The work of one iteration over `lanes` elements, without its statistics: reads the
+// sources, computes, writes the destination and advances `done` (iterate's body).
+void process_lanes(CeCore& core, VectorOp& op, int lanes);
 
 // Completion side effects: activations (AC [0503]), SA write-back, the comparison flag,
 // and restoring descriptors a suspension rewrote.

@@ -110,7 +110,7 @@ bool fast_source(CeCore& core, const Operand& o, uint32_t first, Source& s) {
 // same values.
 bool fast_iterations(CeCore& core, VectorOp& op, uint64_t iterations) {
   const isa::OpInfo& info = op.in.info();
-  if (info.kind != Kind::vector || op.dst.kind != OpndKind::mem1d || !core.mem.allocated()) {
+  if (info.kind != Kind::vector || op.dst.kind != OpndKind::mem1d) {
     return false;
   }
   Source a, b;

@@ -68,12 +68,9 @@ class PeMemory {
     std::memcpy(bytes_ + addr, in.data(), in.size());
   }
 
-  // The bytes, allocated, for a loop that has checked its addresses itself; writes
-  // through the pointer must stay below the code region (code_version() does not see them).
-  uint8_t* data() {
-    ensure();
-    return bytes_.data();
-  }
+  // The bytes, for a loop that has checked its addresses itself; writes through the
+  // pointer must stay below the code region (code_version() does not see them).
+  uint8_t* data() { return bytes_; }
 
   // Grows whenever a write reaches the code region: decoded instructions older than
   // this are stale.

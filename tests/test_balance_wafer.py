@@ -9,16 +9,15 @@ import wafersim as ws
 from wafersim.balance.mapped import balanced_skip_depths, model_graph, predicted_cycles
 from wafersim.errors import ConfigError
 
+from train_refs import relu_layers, stream_with_depth
+
 pytestmark = pytest.mark.nosanitize  # whole pipelines of samples on the wafer
 
 
 def deep_residual(layers=4, n=32, seed=0):
     ws.nn.manual_seed(seed)
-    f = []
-    for _ in range(layers):
-        f += [ws.nn.Linear(n, n), ws.nn.ReLU()]
     return ws.nn.Sequential(ws.nn.Linear(12, n), ws.nn.ReLU(),
-                            ws.nn.Residual(ws.nn.Sequential(*f)), ws.nn.Linear(n, 4))
+                            ws.nn.Residual(relu_layers(layers, n)), ws.nn.Linear(n, 4))
 
 
 def samples(k, seed=0):
@@ -70,20 +69,11 @@ def test_wafer_steady_interval_after_balancing_matches_the_pipeline_model():
     model = deep_residual(4)
     X = samples(60)
     blocks = [(2, 1)] + [(1, 1)] * 5
-    runs = {}
-    for depth in (1, "balanced"):
-        plan = ws.map(model, blocks=blocks, skip_depth=depth)
-        tr = ws.Trainer(plan, progress=False, timeline=True)
-        out = tr.predict(X)
-        st = tr.stats()
-        busy = st.busy() / len(X)
-        service = [max(busy[p] for p in b.points()) for b in plan.layers]
-        steps = ws.balance.simulate(plan.pipeline_graph(), batches=40).interval
-        runs[depth] = (out, st.steady_interval(), predicted_cycles(steps, service), st.stage_times())
-    (out1, slow, _, times1), (outb, fast, predicted, times) = runs[1], runs["balanced"]
-    assert np.array_equal(out1, outb)
-    assert fast == pytest.approx(predicted, rel=0.05)
-    assert slow > 1.15 * fast
+    slow, fast = (stream_with_depth(model, X, blocks, d) for d in (1, "balanced"))
+    times1, times = slow["times"], fast["times"]
+    assert np.array_equal(slow["out"], fast["out"])
+    assert fast["interval"] == pytest.approx(fast["predicted"], rel=0.05)
+    assert slow["interval"] > 1.15 * fast["interval"]
     assert sorted(times) == list(range(6))
     for t in (times1, times):
         stack = np.array([t[l] for l in range(6)])

@@ -75,6 +75,15 @@ def _values(seed=0):
     return {n: rng.uniform(-2, 2, 256).astype(np.float16) for n in NAMES}
 
 
+def _looks(pe, step, limit):
+    """What the host sees after every ``step`` cycles until the PE is idle (or ``limit``)."""
+    looks = []
+    while not pe.idle and pe.cycle < limit:
+        pe.run(step)
+        looks.append(_look(pe))
+    return looks
+
+
 def test_long_operation_gives_the_same_results_cycles_and_statistics_both_ways():
     def one(bulk):
         pe = _bench(LONG, bulk, _values())
@@ -96,11 +105,7 @@ def test_run_sliced_at_every_cycle_of_a_bulk_operation_shows_each_cycles_element
     def one(bulk):
         pe = _bench(LONG, bulk, _values(1))
         pe.launch("t")
-        looks = []
-        while not pe.idle and pe.cycle < 400:
-            pe.run(1)
-            looks.append(_look(pe))
-        return looks
+        return _looks(pe, 1, 400)
 
     bulk, element = _both(one)
     assert len(bulk) == len(element) > 100
@@ -117,11 +122,7 @@ def test_runs_sliced_every_k_cycles_match_the_element_path(k):
     def one(bulk):
         pe = _bench(LONG, bulk, _values(k))
         pe.launch("t")
-        looks = []
-        while not pe.idle and pe.cycle < 400:
-            pe.run(k)
-            looks.append(_look(pe))
-        return looks
+        return _looks(pe, k, 400)
 
     bulk, element = _both(one)
     assert bulk == element
@@ -177,11 +178,7 @@ def test_wavelets_arriving_during_a_bulk_operation_queue_and_start_their_task_af
         pe = _bench(src, bulk, _values(2))
         pe.inject_wavelets(5, np.arange(12, dtype=np.uint64), start=20, interval=3)
         pe.launch("t")
-        looks = []
-        while not pe.idle and pe.cycle < 600:
-            pe.run(17)
-            looks.append(_look(pe))
-        return looks
+        return _looks(pe, 17, 600)
 
     bulk, element = _both(one)
     assert bulk == element
@@ -205,11 +202,7 @@ def test_a_suspended_microthread_keeps_the_operation_on_the_element_path_with_eq
         pe = _bench(src, bulk, _values(3))
         pe.inject(3, np.arange(8, dtype=np.float16), start=30)
         pe.launch("t")
-        looks = []
-        while not pe.idle and pe.cycle < 600:
-            pe.run(11)
-            looks.append(_look(pe))
-        return looks
+        return _looks(pe, 11, 600)
 
     bulk, element = _both(one)
     assert bulk == element
@@ -283,11 +276,7 @@ def test_register_destinations_immediates_and_memory_at_gpr6_match_the_element_p
         pe = _bench(src, bulk, {n: np.random.default_rng(5).uniform(-1, 1, 64).astype(np.float32)
                                 for n in NAMES})
         pe.launch("t")
-        looks = []
-        while not pe.idle and pe.cycle < 1000:
-            pe.run(5)
-            looks.append(_look(pe))
-        return looks
+        return _looks(pe, 5, 1000)
 
     bulk, element = _both(one)
     assert bulk == element

@@ -9,7 +9,10 @@ import pytest
 import wafersim as ws
 from wafersim.errors import ConfigError
 from wafersim.mapping import task_ids as T
-from wafersim.reference.training import DeviceOrderMLP, mlp_forward, train_numpy
+from wafersim.reference.training import graph_of, mlp_forward, train_numpy
+
+from train_refs import (assert_params_close, assert_trains_like, data, device_reference,
+                        torch_sgd)
 
 pytestmark = pytest.mark.nosanitize  # whole training runs: minutes under AddressSanitizer
 
@@ -29,22 +32,8 @@ def residual_model(inner=(6,), act="relu", n=8, n_in=12, n_out=4, seed=3):
                             ws.nn.Linear(n, n_out, seed=seed * 10 + 9))
 
 
-def data(n, n_in=12, n_out=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, n_in)).astype(np.float32)
-    X[X < 0] = 0
-    Y = rng.uniform(-1, 1, (n, n_out)).astype(np.float32)
-    return X, Y
-
-
 def skips_of(model):
-    return {j: d.skip_from for j, d in enumerate(model.dense_layers()) if d.skip_from is not None}
-
-
-def reference(model, shapes):
-    dense = model.dense_layers()
-    return DeviceOrderMLP([(d.linear.weight, d.linear.bias) for d in dense],
-                          [d.activation for d in dense], shapes, skips_of(model))
+    return graph_of(model.dense_layers())[0]
 
 
 # ---- the layer ---------------------------------------------------------------------------
@@ -82,7 +71,7 @@ def test_residual_needs_equal_sizes_and_no_nesting():
         ws.nn.Residual(ws.nn.Linear(4, 6))
     with pytest.raises(ConfigError, match="no nested Residual"):
         ws.nn.Residual(ws.nn.Sequential(ws.nn.Residual(ws.nn.Linear(4, 4))))
-    with pytest.raises(ConfigError, match="Residual takes"):
+    with pytest.raises(ConfigError, match="Residual: f must be a Linear"):
         ws.nn.Residual("linear")
 
 
@@ -159,14 +148,7 @@ def test_residual_training_bit_identical_to_device_order_reference(inner, blocks
     at the join and starts each row of the first layer's delta sums with dL/dy."""
     model = residual_model(inner=inner, act=act)
     X, Y = data(24)
-    ref = reference(model, blocks)
-    _, losses = ref.fit(X, Y, 0.05, algo, 4)
-    plan = ws.map(model, blocks=blocks, skip_depth=depth)
-    tr = ws.Trainer(plan, algo=algo, lr=0.05, batch_size=1 if algo == "sgd" else 4, progress=False)
-    hist = tr.fit(X, Y, epochs=1, shuffle=False)
-    assert hist.loss[0] == losses.mean()
-    for (W, b), (Wr, br) in zip(tr.weights(), ref.params()):
-        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+    assert_trains_like(device_reference(model, blocks), model, X, Y, blocks, algo, skip_depth=depth)
 
 
 def test_residual_training_close_to_numpy_and_torch():
@@ -178,19 +160,8 @@ def test_residual_training_close_to_numpy_and_torch():
     tr = ws.Trainer(ws.map(model), algo="sgd", lr=0.05, progress=False)
     tr.fit(X, Y, epochs=1, shuffle=False)
     want = train_numpy(params, acts, X, Y, 0.05, skips=skips_of(model))
-    for (W, b), (Wn, bn) in zip(tr.weights(), want):
-        assert np.allclose(W, Wn, rtol=1e-5, atol=1e-6) and np.allclose(b, bn, rtol=1e-5, atol=1e-6)
-    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    t = model.to_torch()
-    opt = torch.optim.SGD(t.parameters(), lr=0.05)
-    for x, y in zip(torch.from_numpy(X), torch.from_numpy(Y)):
-        opt.zero_grad()
-        torch.nn.functional.mse_loss(t(x), y).backward()
-        opt.step()
-    got = ws.nn.from_torch(t).dense_layers()
-    for (W, b), d in zip(tr.weights(), got):
-        assert np.allclose(W, d.linear.weight, rtol=1e-5, atol=1e-6)
-        assert np.allclose(b, d.linear.bias, rtol=1e-5, atol=1e-6)
+    assert_params_close(tr.weights(), want)
+    assert_params_close(tr.weights(), torch_sgd(model, X, Y, 0.05))
 
 
 def test_skip_depth_changes_timing_not_results():

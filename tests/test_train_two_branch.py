@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.balance.mapped import balanced_skip_depths, predicted_cycles
+from wafersim.balance.mapped import balanced_skip_depths
 from wafersim.errors import ConfigError
 from wafersim.mapping import task_ids as T
-from wafersim.reference.training import DeviceOrderMLP, graph_of, mlp_forward, train_numpy
+from wafersim.reference.training import graph_of, mlp_forward, train_numpy
+
+from train_refs import (assert_params_close, assert_trains_like, data, device_reference,
+                        relu_layers, stream_with_depth, torch_sgd)
 
 pytestmark = pytest.mark.nosanitize  # whole training runs: minutes under AddressSanitizer
 
@@ -34,21 +37,6 @@ def two_branch_model(f_inner=(), g_inner=(5,), act="relu", n=8, m=None, n_in=12,
     g = branch((n,) + tuple(g_inner) + (m,), act, seed * 10 + 5)
     return ws.nn.Sequential(ws.nn.Linear(n_in, n, seed=seed * 10), A[act](),
                             ws.nn.TwoBranch(f, g), ws.nn.Linear(m, n_out, seed=seed * 10 + 9))
-
-
-def data(k, n_in=12, n_out=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (k, n_in)).astype(np.float32)
-    X[X < 0] = 0
-    Y = rng.uniform(-1, 1, (k, n_out)).astype(np.float32)
-    return X, Y
-
-
-def reference(model, shapes):
-    dense = model.dense_layers()
-    skips, sources = graph_of(dense)
-    return DeviceOrderMLP([(d.linear.weight, d.linear.bias) for d in dense],
-                          [d.activation for d in dense], shapes, skips, sources)
 
 
 # ---- the layer ---------------------------------------------------------------------------
@@ -76,9 +64,9 @@ def test_two_branch_mistakes_name_the_problem():
         ws.nn.TwoBranch(ws.nn.Linear(4, 3), ws.nn.Linear(5, 3))
     with pytest.raises(ConfigError, match="f gives 3 outputs and g 2"):
         ws.nn.TwoBranch(ws.nn.Linear(4, 3), ws.nn.Linear(4, 2))
-    with pytest.raises(ConfigError, match="no nested blocks"):
+    with pytest.raises(ConfigError, match="no nested Residual or TwoBranch"):
         ws.nn.TwoBranch(ws.nn.Linear(4, 4), [ws.nn.Residual(ws.nn.Linear(4, 4))])
-    with pytest.raises(ConfigError, match="g must be a Linear"):
+    with pytest.raises(ConfigError, match="TwoBranch: g must be a Linear"):
         ws.nn.TwoBranch(ws.nn.Linear(4, 4), "linear")
     T2 = ws.nn.TwoBranch(ws.nn.Linear(4, 3), ws.nn.Linear(4, 3))
     for layers, match in [([T2], "is first"), ([ws.nn.Linear(4, 4), T2], "ends the model"),
@@ -155,7 +143,7 @@ def test_residual_and_two_branch_together_use_fourteen_colors():
     plan = ws.map(model, blocks=[(4, 2)] + [(2, 2)] * 4 + [(2, 1)])
     assert len(set(plan.colors.values())) == 14
     X, Y = data(12)
-    ref = reference(model, [(4, 2)] + [(2, 2)] * 4 + [(2, 1)])
+    ref = device_reference(model, [(4, 2)] + [(2, 2)] * 4 + [(2, 1)])
     _, losses = ref.fit(X, Y, 0.05, "sgd")
     tr = ws.Trainer(plan, algo="sgd", lr=0.05, progress=False)
     assert tr.fit(X, Y, epochs=1, shuffle=False).loss[0] == losses.mean()
@@ -178,14 +166,7 @@ def test_two_branch_training_bit_identical_to_device_order_reference(f_inner, g_
     sums with g's dL/dx."""
     model = two_branch_model(f_inner=f_inner, g_inner=g_inner, act=act)
     X, Y = data(24)
-    ref = reference(model, blocks)
-    _, losses = ref.fit(X, Y, 0.05, algo, 4)
-    plan = ws.map(model, blocks=blocks)
-    tr = ws.Trainer(plan, algo=algo, lr=0.05, batch_size=1 if algo == "sgd" else 4, progress=False)
-    hist = tr.fit(X, Y, epochs=1, shuffle=False)
-    assert hist.loss[0] == losses.mean()
-    for (W, b), (Wr, br) in zip(tr.weights(), ref.params()):
-        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+    assert_trains_like(device_reference(model, blocks), model, X, Y, blocks, algo)
 
 
 def test_two_branch_training_close_to_numpy_and_torch():
@@ -198,18 +179,8 @@ def test_two_branch_training_close_to_numpy_and_torch():
     tr.fit(X, Y, epochs=1, shuffle=False)
     skips, sources = graph_of(dense)
     want = train_numpy(params, acts, X, Y, 0.05, skips=skips, sources=sources)
-    for (W, b), (Wn, bn) in zip(tr.weights(), want):
-        assert np.allclose(W, Wn, rtol=1e-5, atol=1e-6) and np.allclose(b, bn, rtol=1e-5, atol=1e-6)
-    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    t = model.to_torch()
-    opt = torch.optim.SGD(t.parameters(), lr=0.05)
-    for x, y in zip(torch.from_numpy(X), torch.from_numpy(Y)):
-        opt.zero_grad()
-        torch.nn.functional.mse_loss(t(x), y).backward()
-        opt.step()
-    for (W, b), d in zip(tr.weights(), ws.nn.from_torch(t).dense_layers()):
-        assert np.allclose(W, d.linear.weight, rtol=1e-5, atol=1e-6)
-        assert np.allclose(b, d.linear.bias, rtol=1e-5, atol=1e-6)
+    assert_params_close(tr.weights(), want)
+    assert_params_close(tr.weights(), torch_sgd(model, X, Y, 0.05))
 
 
 # ---- balancing on the wafer ---------------------------------------------------------------
@@ -217,11 +188,8 @@ def test_two_branch_training_close_to_numpy_and_torch():
 def long_g(layers=4, n=48, seed=0):
     """Branch f one layer, branch g ``layers`` layers: f(x) waits at the join."""
     ws.nn.manual_seed(seed)
-    g = []
-    for _ in range(layers):
-        g += [ws.nn.Linear(n, n), ws.nn.ReLU()]
     return ws.nn.Sequential(ws.nn.Linear(12, n), ws.nn.ReLU(),
-                            ws.nn.TwoBranch(ws.nn.Linear(n, n), ws.nn.Sequential(*g)),
+                            ws.nn.TwoBranch(ws.nn.Linear(n, n), relu_layers(layers, n)),
                             ws.nn.Linear(n, 4))
 
 
@@ -241,20 +209,14 @@ def test_two_branch_graph_and_balanced_depth():
 
 
 def test_two_branch_wafer_interval_after_balancing_matches_the_pipeline_model():
+    """Samples stream through the block: with a FIFO of one f(x) the fork waits for g;
+    after balancing the wafer's steady cycles per sample are within 5% of the pipeline
+    model's prediction, and the outputs are bit-identical."""
     model = long_g(4)
     X = data(60)[0]
-    runs = {}
-    for depth in (1, "balanced"):
-        plan = ws.map(model, blocks=[(2, 1)] + [(1, 1)] * 6, skip_depth=depth)
-        tr = ws.Trainer(plan, progress=False, timeline=True)
-        out = tr.predict(X)
-        st = tr.stats()
-        busy = st.busy() / len(X)
-        service = [max(busy[p] for p in b.points()) for b in plan.layers]
-        steps = ws.balance.simulate(plan.pipeline_graph(), batches=40).interval
-        runs[depth] = (out, st.steady_interval(), predicted_cycles(steps, service))
-    (out1, slow, _), (outb, fast, predicted) = runs[1], runs["balanced"]
-    assert np.array_equal(out1, outb)
-    assert np.allclose(outb, model(X), rtol=1e-5, atol=1e-6)
-    assert fast == pytest.approx(predicted, rel=0.05)
-    assert slow > 1.15 * fast
+    blocks = [(2, 1)] + [(1, 1)] * 6
+    slow, fast = (stream_with_depth(model, X, blocks, d) for d in (1, "balanced"))
+    assert np.array_equal(slow["out"], fast["out"])
+    assert np.allclose(fast["out"], model(X), rtol=1e-5, atol=1e-6)
+    assert fast["interval"] == pytest.approx(fast["predicted"], rel=0.05)
+    assert slow["interval"] > 1.15 * fast["interval"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
-from .layers import Activation, Linear, Module
+from .layers import Module
+from .sequential import block_layers
 
 __all__ = ["Residual"]
 
@@ -21,19 +22,7 @@ class Residual(Module):
     activation layers (no nested Residual) whose output size equals its input size."""
 
     def __init__(self, f):
-        from .sequential import Sequential
-
-        if isinstance(f, Linear):
-            f = Sequential(f)
-        elif isinstance(f, (list, tuple)):
-            f = Sequential(*f)
-        if not isinstance(f, Sequential):
-            raise ConfigError(f"Residual takes a Linear, a list of layers or a Sequential, "
-                              f"got {type(f).__name__}")
-        for i, layer in enumerate(f):
-            if not isinstance(layer, (Linear, Activation)):
-                raise ConfigError(f"Residual: layer {i} of f is {layer!r}; f holds Linear and "
-                                  "activation layers only (no nested Residual)")
+        f = block_layers(f, "Residual", "f")
         dense = f.dense_layers()
         if dense[0].n_in != dense[-1].n_out:
             raise ConfigError(f"Residual: f maps {dense[0].n_in} inputs to {dense[-1].n_out} "

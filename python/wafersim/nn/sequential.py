@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ConfigError
 from .layers import Activation, Linear, Module
 
-__all__ = ["Sequential", "DenseLayer", "branch_split"]
+__all__ = ["Sequential", "DenseLayer", "branch_split", "block_layers"]
 
 
 @dataclass(frozen=True)
@@ -174,3 +174,19 @@ class Sequential(Module):
 
         return to_torch(self)
 
+
+def block_layers(f, owner: str, name: str) -> Sequential:
+    """The layers of a path inside a block (``owner``: "Residual" or "TwoBranch"; ``name``:
+    "f" or "g") as a Sequential of Linear and activation layers; ConfigError otherwise."""
+    if isinstance(f, Linear):
+        f = Sequential(f)
+    elif isinstance(f, (list, tuple)):
+        f = Sequential(*f)
+    if not isinstance(f, Sequential):
+        raise ConfigError(f"{owner}: {name} must be a Linear, a list of layers or a "
+                          f"Sequential, got {type(f).__name__}")
+    for i, layer in enumerate(f):
+        if not isinstance(layer, (Linear, Activation)):
+            raise ConfigError(f"{owner}: layer {i} of {name} is {layer!r}; {name} holds Linear "
+                              "and activation layers only (no nested Residual or TwoBranch)")
+    return f

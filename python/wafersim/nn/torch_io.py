@@ -21,47 +21,29 @@ def _torch():
     return torch
 
 
-_residual_class = None
+_block_classes: dict = {}
 
 
-def _torch_residual():
-    """The torch module ``to_torch`` makes of a ``Residual`` (y = f(x) + x)."""
-    global _residual_class
-    if _residual_class is None:
+def _torch_block(kind: str):
+    """The torch module ``to_torch`` makes of a ``Residual`` (kind "residual": y = f(x) +
+    x) or a ``TwoBranch`` ("two_branch": y = f(x) + g(x)); made once, on first use."""
+    if kind not in _block_classes:
         nn = _torch().nn
 
-        class WafersimResidual(nn.Module):
-            def __init__(self, f):
+        class WafersimBlock(nn.Module):
+            def __init__(self, f, g=None):
                 super().__init__()
                 self.f = f
+                if g is not None:
+                    self.g = g
 
             def forward(self, x):
-                return self.f(x) + x
+                return self.f(x) + (self.g(x) if hasattr(self, "g") else x)
 
-        _residual_class = WafersimResidual
-    return _residual_class
-
-
-_two_branch_class = None
-
-
-def _torch_two_branch():
-    """The torch module ``to_torch`` makes of a ``TwoBranch`` (y = f(x) + g(x))."""
-    global _two_branch_class
-    if _two_branch_class is None:
-        nn = _torch().nn
-
-        class WafersimTwoBranch(nn.Module):
-            def __init__(self, f, g):
-                super().__init__()
-                self.f = f
-                self.g = g
-
-            def forward(self, x):
-                return self.f(x) + self.g(x)
-
-        _two_branch_class = WafersimTwoBranch
-    return _two_branch_class
+        WafersimBlock.__name__ = {"residual": "WafersimResidual",
+                                  "two_branch": "WafersimTwoBranch"}[kind]
+        _block_classes[kind] = WafersimBlock
+    return _block_classes[kind]
 
 
 def from_torch(model) -> Sequential:
@@ -83,9 +65,9 @@ def from_torch(model) -> Sequential:
             layers.append(lin)
         elif type(m) in simple:
             layers.append(simple[type(m)]())
-        elif _residual_class is not None and type(m) is _residual_class:
+        elif type(m) is _block_classes.get("residual"):
             layers.append(Residual(from_torch(m.f)))
-        elif _two_branch_class is not None and type(m) is _two_branch_class:
+        elif type(m) is _block_classes.get("two_branch"):
             layers.append(TwoBranch(from_torch(m.f), from_torch(m.g)))
         else:
             raise ConfigError(f"from_torch: layer {i} ({type(m).__name__}) is not supported; "
@@ -108,9 +90,9 @@ def to_torch(model: Sequential):
                     m.bias.copy_(torch.from_numpy(np.array(layer.bias, dtype=np.float32)))
             mods.append(m)
         elif isinstance(layer, Residual):
-            mods.append(_torch_residual()(to_torch(layer.f)))
+            mods.append(_torch_block("residual")(to_torch(layer.f)))
         elif isinstance(layer, TwoBranch):
-            mods.append(_torch_two_branch()(to_torch(layer.f), to_torch(layer.g)))
+            mods.append(_torch_block("two_branch")(to_torch(layer.f), to_torch(layer.g)))
         else:
             mods.append(simple[type(layer)]())
     return nn.Sequential(*mods)

@@ -13,26 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
-from .layers import Activation, Linear, Module
+from .layers import Module
+from .sequential import block_layers
 
 __all__ = ["TwoBranch"]
-
-
-def _branch(name: str, f):
-    from .sequential import Sequential
-
-    if isinstance(f, Linear):
-        f = Sequential(f)
-    elif isinstance(f, (list, tuple)):
-        f = Sequential(*f)
-    if not isinstance(f, Sequential):
-        raise ConfigError(f"TwoBranch: {name} must be a Linear, a list of layers or a "
-                          f"Sequential, got {type(f).__name__}")
-    for i, layer in enumerate(f):
-        if not isinstance(layer, (Linear, Activation)):
-            raise ConfigError(f"TwoBranch: layer {i} of {name} is {layer!r}; a branch holds "
-                              "Linear and activation layers only (no nested blocks)")
-    return f
 
 
 class TwoBranch(Module):
@@ -40,8 +24,8 @@ class TwoBranch(Module):
     Linear and activation layers with the same number of inputs and of outputs."""
 
     def __init__(self, f, g):
-        self.f = _branch("f", f)
-        self.g = _branch("g", g)
+        self.f = block_layers(f, "TwoBranch", "f")
+        self.g = block_layers(g, "TwoBranch", "g")
         fd, gd = self.f.dense_layers(), self.g.dense_layers()
         if fd[0].n_in != gd[0].n_in:
             raise ConfigError(f"TwoBranch: f takes {fd[0].n_in} inputs and g {gd[0].n_in}; "

@@ -1,6 +1,7 @@
-"""The default-mode fast path of the fused multiply-add (fp16 and fp32, round to nearest
-even) gives the correctly rounded result bit for bit: checked against exact rational
-arithmetic over random bit patterns, where the double sum is exact and where it is not."""
+"""The fast path of the fused multiply-add (fp16 and fp32, numerics/fast_fma.cpp) gives the
+correctly rounded result bit for bit in round to nearest even: checked against exact
+rational arithmetic over random bit patterns, where the wide host sum is exact and where it
+is not. test_fp_hardware_paths.py compares it with the integer reference in every mode."""
 
 from fractions import Fraction
 

@@ -11,7 +11,8 @@
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
 #include "wafersim/numerics/convert.hpp"
-#include "wafersim/numerics/fp_arith.hpp"
+#include "wafersim/numerics/fast_fma.hpp"
+#include "wafersim/numerics/fast_fma_check.hpp"
 #include "wafersim/numerics/fp_control.hpp"
 #include "wafersim/numerics/lfsr.hpp"
 
@@ -61,9 +62,36 @@ CArray<Bits> fma_array(const CArray<Bits>& a, const CArray<Bits>& b, const CArra
   const py::ssize_t n = a.size();
   py::gil_scoped_release release;
   for (py::ssize_t i = 0; i < n; ++i) {
-    po[i] = static_cast<Bits>(fma_bits(pa[i], pb[i], pc[i], f, ctl, rng));
+    po[i] = static_cast<Bits>(fast_fma_bits(pa[i], pb[i], pc[i], f, ctl, rng));
   }
   return out;
+}
+
+Fp16Build build_named(const std::string& name) {
+  if (name == "auto") return Fp16Build::automatic;
+  if (name == "portable") return Fp16Build::portable;
+  if (name == "f16c") return Fp16Build::f16c;
+  throw ConfigError("build must be 'auto', 'portable' or 'f16c', got '" + name + "'");
+}
+
+CheckedOp op_named(const std::string& name) {
+  if (name == "add") return CheckedOp::add;
+  if (name == "sub") return CheckedOp::sub;
+  if (name == "mul") return CheckedOp::mul;
+  if (name == "fma") return CheckedOp::fma;
+  throw ConfigError("op must be 'add', 'sub', 'mul' or 'fma', got '" + name + "'");
+}
+
+py::dict check_dict(const FastCheck& r) {
+  py::dict d;
+  d["checked"] = r.checked;
+  d["mismatches"] = r.mismatches;
+  d["a"] = r.a;
+  d["b"] = r.b;
+  d["c"] = r.c;
+  d["fast"] = r.fast;
+  d["reference"] = r.reference;
+  return d;
 }
 
 }  // namespace
@@ -130,6 +158,39 @@ void bind_numerics(py::module_& root) {
          const FpControl& ctl, LfsrBank* rng) { return fma_array(a, b, c, kFp32, ctl, rng); },
       py::arg("a").noconvert(), py::arg("b").noconvert(), py::arg("c").noconvert(),
       py::arg("ctl"), py::arg("rng"));
+
+  m.def("host_has_f16c", &host_has_f16c);
+  m.def("fp16_fast_build",
+        [] { return loaded_fp16_build() == Fp16Build::f16c ? "f16c" : "portable"; });
+  m.def(
+      "check_fast_fp16_pairs",
+      [](const std::string& op, const FpControl& ctl, const std::string& build, uint64_t first,
+         uint64_t stride, uint64_t seed) {
+        const CheckedOp o = op_named(op);
+        const Fp16Build b = build_named(build);
+        FastCheck r;
+        {
+          py::gil_scoped_release release;
+          r = check_fp16_pairs(o, ctl, b, first, stride, seed);
+        }
+        return check_dict(r);
+      },
+      py::arg("op"), py::arg("ctl"), py::arg("build"), py::arg("first"), py::arg("stride"),
+      py::arg("seed"));
+  m.def(
+      "check_fast_fma",
+      [](const std::string& dtype, const FpControl& ctl, const std::string& build, uint64_t n,
+         uint64_t seed) {
+        const FloatFormat& f = format_named(dtype);
+        const Fp16Build b = build_named(build);
+        FastCheck r;
+        {
+          py::gil_scoped_release release;
+          r = check_random_fma(f, ctl, b, n, seed);
+        }
+        return check_dict(r);
+      },
+      py::arg("dtype"), py::arg("ctl"), py::arg("build"), py::arg("n"), py::arg("seed"));
 }
 
 }  // namespace wafersim::bindings

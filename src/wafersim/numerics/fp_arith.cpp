@@ -1,8 +1,5 @@
 #include "wafersim/numerics/fp_arith.hpp"
 
-#include <cmath>
-
-#include "wafersim/numerics/convert.hpp"
 #include "wafersim/numerics/rounding.hpp"
 #include "wafersim/numerics/wide_value.hpp"
 
@@ -19,42 +16,10 @@ uint64_t round_sum(const WideValue& s, const FloatFormat& f, const FpControl& ct
   return round_to_format(s, f, ctl, rng);
 }
 
-bool same_format(const FloatFormat& f, const FloatFormat& g) {
-  return f.exp_bits == g.exp_bits && f.man_bits == g.man_bits;
-}
-
-// Fast path for the default control (round to nearest even, IEEE subnormals, no
-// saturation) in fp16 and fp32. The product of two such finite values is exact in double;
-// when TwoSum shows the double sum exact as well, rounding it once to the format is the
-// correctly rounded result, bit for bit what the exact path computes (signed zeros
-// included: double arithmetic follows the same IEEE rules). Anything else falls through.
-bool fma_fast(uint64_t a, uint64_t b, uint64_t c, const FloatFormat& f, const FpControl& ctl,
-              uint64_t& out) {
-  if (!is_default_rne(ctl)) return false;
-  const bool half = same_format(f, kFp16);
-  if (!half && !same_format(f, kFp32)) return false;
-  const auto widen = [half](uint64_t v) -> double {
-    return half ? static_cast<double>(fp16_to_fp32(static_cast<uint16_t>(v)))
-                : static_cast<double>(bits_float(static_cast<uint32_t>(v)));
-  };
-  const double x = widen(a), y = widen(b), z = widen(c);
-  if (!std::isfinite(x) || !std::isfinite(y) || !std::isfinite(z)) return false;
-  const double p = x * y;  // exact: at most 48 significant bits, in double's range
-  const double s = p + z;
-  if (!std::isfinite(s)) return false;
-  const double bv = s - p;
-  const double err = (p - (s - bv)) + (z - bv);  // TwoSum: the rounding error of p + z
-  if (err != 0.0) return false;
-  out = half ? fp64_to_fp16_rne(s) : float_bits(static_cast<float>(s));
-  return true;
-}
-
 }  // namespace
 
 uint64_t fma_bits(uint64_t a, uint64_t b, uint64_t c, const FloatFormat& f,
                   const FpControl& ctl, LfsrBank* rng) {
-  uint64_t fast;
-  if (fma_fast(a, b, c, f, ctl, fast)) return fast;
   WideValue va, vb, vc;
   const FloatClass ca = decode(a, f, va), cb = decode(b, f, vb), cc = decode(c, f, vc);
   if (ca == FloatClass::nan) return quiet(a, f);

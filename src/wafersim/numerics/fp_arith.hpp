@@ -1,6 +1,8 @@
 // Floating-point arithmetic on raw bit patterns of a format (fp16, bf16, fp32): each
 // operation computes the exact result and rounds once [0669]-[0673], so a fused
-// multiply-add rounds once and stochastic rounding sees every lower bit.
+// multiply-add rounds once and stochastic rounding sees every lower bit. This is the
+// reference, in integer arithmetic only; the compute element uses the faster fast_fma.hpp,
+// which gives the same bits.
 #pragma once
 
 #include <cstdint>

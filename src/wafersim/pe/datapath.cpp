@@ -6,7 +6,7 @@
 
 #include "wafersim/errors.hpp"
 #include "wafersim/numerics/convert.hpp"
-#include "wafersim/numerics/fp_arith.hpp"
+#include "wafersim/numerics/fast_fma.hpp"
 
 namespace wafersim::pe::datapath {
 
@@ -93,17 +93,20 @@ uint32_t compute(VecOp op, Elem src, Elem dst, uint32_t a, uint32_t b, uint32_t 
                  const numerics::FpControl& ctl, numerics::LfsrBank& rng) {
   const FloatFormat& f = fmt(src);
   switch (op) {
-    case VecOp::fadd: return static_cast<uint32_t>(numerics::add_bits(a, b, f, ctl, &rng));
-    case VecOp::fsub: return static_cast<uint32_t>(numerics::sub_bits(a, b, f, ctl, &rng));
-    case VecOp::fmul: return static_cast<uint32_t>(numerics::mul_bits(a, b, f, ctl, &rng));
+    case VecOp::fadd:
+      return static_cast<uint32_t>(numerics::fast_add_bits(a, b, f, ctl, &rng));
+    case VecOp::fsub:
+      return static_cast<uint32_t>(numerics::fast_sub_bits(a, b, f, ctl, &rng));
+    case VecOp::fmul:
+      return static_cast<uint32_t>(numerics::fast_mul_bits(a, b, f, ctl, &rng));
     case VecOp::fmac:  // dst = src0 + src1 * scalar, one rounding
-      return static_cast<uint32_t>(numerics::fma_bits(b, c, a, f, ctl, &rng));
+      return static_cast<uint32_t>(numerics::fast_fma_bits(b, c, a, f, ctl, &rng));
     case VecOp::fmac_mixed: {
       // fp16 operands widen exactly to fp32 and their product is exact in fp32's range,
       // so one fp32 fused multiply-add rounds the whole expression once.
       const uint32_t b32 = numerics::float_bits(numerics::fp16_to_fp32(static_cast<uint16_t>(b)));
       const uint32_t c32 = numerics::float_bits(numerics::fp16_to_fp32(static_cast<uint16_t>(c)));
-      return static_cast<uint32_t>(numerics::fma_bits(b32, c32, a, kFp32, ctl, &rng));
+      return numerics::fast_fma32(b32, c32, a, ctl, &rng);
     }
     case VecOp::fmax: return fmax_min(a, b, src, true);
     case VecOp::fmin: return fmax_min(a, b, src, false);

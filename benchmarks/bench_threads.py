@@ -1,20 +1,17 @@
-"""Two threads against one on a busy machine: the OpenMP wait policy.
+"""Two threads against one, on a quiet and on a busy machine: how long the cycle loop's
+threads spin before they sleep (``Wafer.spin_wait``, docs/fabric.md "Threads").
 
-A 32 x 32 packet-mode wafer at injection 0.3 (every router active, so every phase runs in
-parallel) runs 2,000 cycles with 1 and with 2 threads, each run in a child process:
-
-* policy ``passive``: wafersim's default (threads sleep at a barrier, docs/fabric.md);
-* policy ``spin``: the OpenMP runtime's own default, which spins before it sleeps
-  (GOMP_SPINCOUNT=300000, KMP_BLOCKTIME=200 set in the child; wafersim then keeps them).
-
-each on the machine as it is (``idle``) and beside as many busy processes as there are
-cores (``loaded``; started and stopped by this script). Runs alternate between the thread
+A packet-mode wafer (32 x 32 by default) at injection 0.3 (every router active, so every
+phase runs in parallel) runs 2,000 cycles with 1 and with 2 threads, each run in a child
+process, for each spin time (microseconds; 0: sleep at once; 50: the default) on the
+machine as it is (``idle``) and beside as many busy processes as there are cores
+(``loaded``; started and stopped by this script). Runs alternate between the thread
 counts, so both see the same minutes of a shared machine. Printed: min / median / max
 seconds, and the ratio of the 2-thread median to the 1-thread median (the baseline).
 Every child also prints a digest of what arrived: they must all agree.
 
-Run: python benchmarks/bench_threads.py [--repeat 5] [--cycles 2000] [--policies passive,spin]
-     [--loads idle,loaded] [--quick]
+Run: python benchmarks/bench_threads.py [--repeat 5] [--cycles 2000] [--size 32]
+     [--spins 0,50,1000] [--loads idle,loaded] [--quick]
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ CHILD = textwrap.dedent("""
     import hashlib, time, numpy as np, wafersim as ws
     tr = ws.noc.bernoulli("uniform", {n}, {n}, 0.3, {cycles}, seed=1)
     w = ws.Wafer({n}, {n}, mode="packets", threads={threads})
+    w.spin_wait = {spin}
     w.inject(tr.src, 0, data=np.arange(len(tr)) & 0xFFFFFFFF, dest=tr.dst, cycle=tr.cycle)
     t0 = time.perf_counter()
     s = w.run({cycles})
@@ -41,15 +39,10 @@ CHILD = textwrap.dedent("""
     print(dt, s.parallel_phases, h.hexdigest()[:16])
 """)
 
-POLICY_ENV = {"passive": {}, "spin": {"GOMP_SPINCOUNT": "300000", "KMP_BLOCKTIME": "200"}}
-
-
-def child_run(n: int, cycles: int, threads: int, policy: str) -> tuple[float, int, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
-    env.update(POLICY_ENV[policy])
+def child_run(n: int, cycles: int, threads: int, spin: int) -> tuple[float, int, str]:
+    env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    code = CHILD.format(n=n, cycles=cycles, threads=threads)
+    code = CHILD.format(n=n, cycles=cycles, threads=threads, spin=spin)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=env).stdout.split()
     return float(out[0]), int(out[1]), out[2]
@@ -71,36 +64,38 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--cycles", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--policies", default="passive,spin")
+    ap.add_argument("--spins", default="0,50,1000",
+                    help="spin times to compare, microseconds (Wafer.spin_wait)")
     ap.add_argument("--loads", default="idle,loaded")
     ap.add_argument("--busy", type=int, default=os.cpu_count() or 2,
                     help="busy processes for the loaded runs (default: one per core)")
     ap.add_argument("--quick", action="store_true", help="small sizes (for tests)")
     args = ap.parse_args()
     if args.quick:
-        args.cycles, args.repeat, args.policies, args.loads = 200, 1, "passive", "idle"
+        args.cycles, args.repeat, args.spins, args.loads = 200, 1, "50", "idle"
 
     print(f"{args.size}x{args.size} packet mode, injection 0.3, {args.cycles} cycles, "
-          f"{args.repeat} alternating runs per cell; baseline: 1 thread, same policy and load")
+          f"{args.repeat} alternating runs per cell; baseline: 1 thread, same spin and load")
     digests = set()
     for load in args.loads.split(","):
         procs = start_load(args.busy) if load == "loaded" else []
         try:
-            for policy in args.policies.split(","):
+            for spin in (int(v) for v in args.spins.split(",")):
+                policy = f"spin {spin}"
                 times = {1: [], 2: []}
                 for _ in range(args.repeat):
                     for threads in (1, 2):
-                        dt, phases, digest = child_run(args.size, args.cycles, threads, policy)
+                        dt, phases, digest = child_run(args.size, args.cycles, threads, spin)
                         times[threads].append(dt)
                         digests.add(digest)
                         if threads == 2 and phases == 0:
                             raise SystemExit("the 2-thread run ran no phase in parallel")
                 for threads in (1, 2):
                     t = times[threads]
-                    print(f"  {load:<6} {policy:<7} threads {threads}: min {min(t):7.3f} s  "
+                    print(f"  {load:<6} {policy:<10} threads {threads}: min {min(t):7.3f} s  "
                           f"median {statistics.median(t):7.3f} s  max {max(t):7.3f} s")
                 ratio = statistics.median(times[2]) / statistics.median(times[1])
-                print(f"  {load:<6} {policy:<7} ratio 2 threads / 1 thread (medians): {ratio:.2f}")
+                print(f"  {load:<6} {policy:<10} ratio 2 threads / 1 thread (medians): {ratio:.2f}")
         finally:
             stop_load(procs)
     same = "identical" if len(digests) == 1 else f"DIFFERENT ({len(digests)} digests)"

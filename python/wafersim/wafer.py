@@ -276,6 +276,19 @@ class Wafer(PeHost):
         self._core.parallel_min_routers = _int(n, "parallel_min_routers", 0, _FOREVER)
 
     @property
+    def spin_wait(self) -> int:
+        """Microseconds a thread waiting for the next phase of a cycle spins before it
+        sleeps (50): a short spin saves the wake-up of a sleeping thread (about 100 us on
+        a virtual machine) between phases that follow each other closely, and costs at
+        most that much on a machine busy with other work. 0 sleeps at once. Results do not
+        depend on it (docs/fabric.md, "Threads")."""
+        return int(self._core.spin_wait)
+
+    @spin_wait.setter
+    def spin_wait(self, us: int) -> None:
+        self._core.spin_wait = _int(us, "spin_wait", 0, 1_000_000)
+
+    @property
     def watchdog(self) -> int:
         return int(self._core.watchdog)
 

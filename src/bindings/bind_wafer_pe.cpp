@@ -2,6 +2,7 @@
 // program is loaded, addressed by router id, with batch operations over many PEs (load,
 // memory copies, launch) so that a rectangle costs one call. Arrays arrive C-contiguous
 // with the exact dtype (python/wafersim/wafer_pes.py prepares them).
+#include <chrono>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -133,7 +134,10 @@ void bind_wafer_pe(py::module_& root) {
            py::arg("packed") = false)
       .def_property(  // a tuning knob (benchmarks): below this many active routers, one thread
           "parallel_min_routers", [](Wafer& w) { return w.simulator().parallel_min_routers(); },
-          [](Wafer& w, size_t n) { w.simulator().set_parallel_min_routers(n); });
+          [](Wafer& w, size_t n) { w.simulator().set_parallel_min_routers(n); })
+      .def_property(  // microseconds a waiting thread spins before it sleeps
+          "spin_wait", [](Wafer& w) { return w.simulator().spin_wait().count(); },
+          [](Wafer& w, int64_t us) { w.simulator().set_spin_wait(std::chrono::microseconds(us)); });
 }
 
 }  // namespace wafersim::bindings

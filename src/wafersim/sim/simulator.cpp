@@ -27,6 +27,14 @@ void Simulator::set_threads(int threads) {
   threads_ = threads;
 }
 
+void Simulator::set_spin_wait(std::chrono::microseconds spin) {
+  if (spin.count() < 0 || spin.count() > 1000000) {
+    throw ConfigError("spin_wait must be 0..1000000 microseconds, got " +
+                      std::to_string(spin.count()));
+  }
+  team_.set_spin(spin);
+}
+
 void Simulator::set_watchdog(uint64_t cycles) {
   if (cycles == 0) throw ConfigError("watchdog must be at least 1 cycle, got 0");
   watchdog_ = cycles;
@@ -35,9 +43,10 @@ void Simulator::set_watchdog(uint64_t cycles) {
 // Below parallel_min_routers_ active routers (default 512) a phase runs in one thread: a
 // parallel region and its barrier cost more than the work (and far more on an
 // oversubscribed machine).
-// Rows go to threads in contiguous blocks (static schedule): a thread then works on the
-// same rows cycle after cycle, so their state stays in its core's cache, and only the rows
-// at a block's edges share cache lines with another thread.
+// Rows go to threads in contiguous blocks (static schedule, row_team.hpp): a thread then
+// works on the same rows cycle after cycle, so their state stays in its core's cache, and
+// only the rows at a block's edges share cache lines with another thread. OpenMP gives
+// the default thread count (OMP_NUM_THREADS); the team runs the phases.
 bool Simulator::serial() const {
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
   return nt <= 1 || active_routers_ < parallel_min_routers_;
@@ -52,8 +61,8 @@ void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
     return;
   }
   ++parallel_phases_;
-#pragma omp parallel for schedule(static) num_threads(nt)
-  for (int i = 0; i < n; ++i) f(rows[static_cast<size_t>(i)]);
+  auto each = [&](int i) { f(rows[static_cast<size_t>(i)]); };
+  team_.run(nt, n, each);
 }
 
 void Simulator::rebuild_active() {

@@ -14,6 +14,7 @@
 
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/fabric.hpp"
+#include "wafersim/sim/row_team.hpp"
 
 namespace wafersim::sim {
 
@@ -43,6 +44,9 @@ class Simulator {
   // A phase with fewer active routers runs in one thread (a barrier costs more).
   void set_parallel_min_routers(size_t n) { parallel_min_routers_ = n; }
   size_t parallel_min_routers() const { return parallel_min_routers_; }
+  // How long a thread waiting for the next phase spins before it sleeps (row_team.hpp).
+  void set_spin_wait(std::chrono::microseconds spin);
+  std::chrono::microseconds spin_wait() const { return team_.spin(); }
 
   uint64_t cycle() const { return cycle_; }
   // Wavelets in router queues.
@@ -120,6 +124,7 @@ class Simulator {
   uint64_t run_max_cycles_ = 0;
   uint64_t idle_for_ = 0;  // cycles without progress (the watchdog's count)
   RunResult run_;
+  RowTeam team_;  // last member: its threads stop before the rest goes
 };
 
 }  // namespace wafersim::sim

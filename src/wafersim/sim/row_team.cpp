@@ -1,0 +1,129 @@
+#include "wafersim/sim/row_team.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace wafersim::sim {
+
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
+
+RowTeam::~RowTeam() { stop(); }
+
+void RowTeam::chunk(int k, int& begin, int& end) const {
+  // OpenMP's static schedule: the first n % threads chunks get one more.
+  const int q = n_ / threads_, r = n_ % threads_;
+  begin = k * q + (k < r ? k : r);
+  end = begin + q + (k < r ? 1 : 0);
+}
+
+void RowTeam::wait_change(std::atomic<uint64_t>& word, uint64_t old,
+                          std::chrono::nanoseconds& budget) {
+  using Clock = std::chrono::steady_clock;
+  const std::chrono::nanoseconds most = spin(), least = most / 16;
+  budget = std::clamp(budget, least, most);
+  if (budget.count() > 0) {
+    const Clock::time_point until = Clock::now() + budget;
+    for (unsigned round = 1;; ++round) {
+      for (int i = 0; i < 64; ++i) {
+        if (word.load(std::memory_order_acquire) != old) {
+          budget = std::min(most, budget * 2);
+          return;
+        }
+        cpu_relax();
+      }
+      if (Clock::now() >= until) break;
+      // Now and then give the core away: on a loaded machine the thread this one waits
+      // for may need it.
+      if (round % 16 == 0) std::this_thread::yield();
+    }
+  }
+  // Announce the sleep before the last look (seq_cst on both sides): either this thread
+  // sees the new value, or the writer sees a sleeper and wakes it.
+  budget = std::max(least, budget / 2);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  while (word.load(std::memory_order_seq_cst) == old) word.wait(old, std::memory_order_seq_cst);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void RowTeam::worker_loop(int k) {
+  uint64_t seen = 0;
+  std::chrono::nanoseconds budget = spin();
+  for (;;) {
+    wait_change(generation_, seen, budget);
+    seen = generation_.load(std::memory_order_acquire);
+    if (stopping_) return;
+    int begin, end;
+    chunk(k, begin, end);
+    if (begin < end) body_(ctx_, begin, end);
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        sleepers_.load(std::memory_order_seq_cst) > 0) {
+      pending_.notify_all();
+    }
+  }
+}
+
+void RowTeam::start(int threads) {
+  stop();
+  owner_pid_ = static_cast<long>(getpid());
+  stopping_ = false;
+  generation_.store(0);
+  workers_.reserve(static_cast<size_t>(threads - 1));
+  for (int k = 1; k < threads; ++k) workers_.emplace_back([this, k] { worker_loop(k); });
+}
+
+void RowTeam::stop() {
+  if (workers_.empty()) return;
+  if (owner_pid_ != static_cast<long>(getpid())) {
+    // A forked child: the threads are the parent's; forget them without touching them.
+    new std::vector<std::thread>(std::move(workers_));  // never joined nor destroyed
+    workers_.clear();
+    return;
+  }
+  stopping_ = true;
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  generation_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void RowTeam::dispatch(int threads, int n, Body body, void* ctx) {
+  if (threads <= 1 || n <= 1) {
+    body(ctx, 0, n);
+    return;
+  }
+  if (static_cast<int>(workers_.size()) != threads - 1 ||
+      owner_pid_ != static_cast<long>(getpid())) {
+    start(threads);
+  }
+  body_ = body;
+  ctx_ = ctx;
+  n_ = n;
+  threads_ = threads;
+  pending_.store(static_cast<uint64_t>(threads - 1), std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+  int begin, end;
+  chunk(0, begin, end);
+  if (begin < end) body(ctx, begin, end);
+  for (uint64_t left = pending_.load(std::memory_order_acquire); left != 0;
+       left = pending_.load(std::memory_order_acquire)) {
+    wait_change(pending_, left, master_budget_);
+  }
+}
+
+}  // namespace wafersim::sim

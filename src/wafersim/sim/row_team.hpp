@@ -1,0 +1,85 @@
+// A persistent team of threads for the row phases of the cycle loop, waiting for work
+// with a short spin before they sleep.
+//
+// Why not an OpenMP parallel-for per phase: a cycle has two phases, each a fork and a
+// join. With threads that sleep at once (OMP_WAIT_POLICY=passive, the default wafersim
+// sets) every phase pays the wake-up of a sleeping thread, about 100 us on a virtual
+// machine, which is more than the phase itself on fabrics up to about 96 x 96. With
+// threads that spin (the active policy) a run beside other busy processes slows down
+// many times, because a spinning thread keeps the core its partner needs. Here a
+// waiting thread spins for at most `spin` (default 50 us, a few phases of a mid-size
+// fabric), yielding the core now and then, and then sleeps on a futex (std::atomic::wait):
+// phases that follow each other closely never sleep. Each thread adapts its own spin: a
+// wait that ended in sleep halves it (down to 1/16 of `spin`), one that ended while
+// spinning doubles it (up to `spin`), so on a machine where the partner thread is often
+// off its core (other processes busy) the threads spin little and behave as sleeping
+// ones, and on a quiet machine they spin.
+//
+// Work is split as OpenMP's static schedule does: contiguous chunks, chunk k on thread k
+// (chunk 0 on the calling thread), so a thread keeps the same rows cycle after cycle.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace wafersim::sim {
+
+class RowTeam {
+ public:
+  RowTeam() = default;
+  ~RowTeam();
+  RowTeam(const RowTeam&) = delete;
+  RowTeam& operator=(const RowTeam&) = delete;
+
+  // How long a waiting thread spins before it sleeps (0: sleep at once).
+  // (Atomic: the workers read it while they wait between runs.)
+  void set_spin(std::chrono::microseconds spin) { spin_us_.store(spin.count()); }
+  std::chrono::microseconds spin() const { return std::chrono::microseconds(spin_us_.load()); }
+
+  // Runs f(i) for every i in [0, n) on `threads` threads (the caller is one of them) and
+  // returns when all are done. f must not throw.
+  template <class F>
+  void run(int threads, int n, F& f) {
+    struct Thunk {
+      static void call(void* ctx, int begin, int end) {
+        F& fn = *static_cast<F*>(ctx);
+        for (int i = begin; i < end; ++i) fn(i);
+      }
+    };
+    dispatch(threads, n, &Thunk::call, &f);
+  }
+
+  // Threads started besides the caller (for tests and `wafersim info`).
+  int workers() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  using Body = void (*)(void* ctx, int begin, int end);
+  void dispatch(int threads, int n, Body body, void* ctx);
+  void start(int threads);
+  void stop();
+  void worker_loop(int k);
+  void chunk(int k, int& begin, int& end) const;
+  // Waits until `word` differs from `old`: spins for up to `budget` (adapted, see
+  // above), then sleeps.
+  void wait_change(std::atomic<uint64_t>& word, uint64_t old,
+                   std::chrono::nanoseconds& budget);
+
+  std::vector<std::thread> workers_;
+  long owner_pid_ = 0;           // a forked child has none of the parent's threads
+  std::atomic<uint64_t> generation_{0};  // bumped for every job (and to stop)
+  std::atomic<uint64_t> pending_{0};     // workers still running the current job
+  std::atomic<int> sleepers_{0};         // threads asleep (or about to be) in wait_change
+  // The current job, written before generation_ is bumped.
+  Body body_ = nullptr;
+  void* ctx_ = nullptr;
+  int n_ = 0;
+  int threads_ = 1;
+  bool stopping_ = false;
+  std::atomic<int64_t> spin_us_{50};
+  std::chrono::nanoseconds master_budget_{50000};  // the calling thread's adapted spin
+};
+
+}  // namespace wafersim::sim

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -31,7 +32,7 @@ void RowTeam::chunk(int k, int& begin, int& end) const {
   end = begin + q + (k < r ? 1 : 0);
 }
 
-void RowTeam::wait_change(std::atomic<uint64_t>& word, uint64_t old,
+void RowTeam::wait_change(std::atomic<uint32_t>& word, uint32_t old,
                           std::chrono::nanoseconds& budget) {
   using Clock = std::chrono::steady_clock;
   const std::chrono::nanoseconds most = spin(), least = most / 16;
@@ -55,13 +56,23 @@ void RowTeam::wait_change(std::atomic<uint64_t>& word, uint64_t old,
   // Announce the sleep before the last look (seq_cst on both sides): either this thread
   // sees the new value, or the writer sees a sleeper and wakes it.
   budget = std::max(least, budget / 2);
+  std::unique_lock<std::mutex> lock(sleep_mutex_);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  while (word.load(std::memory_order_seq_cst) == old) word.wait(old, std::memory_order_seq_cst);
+  wake_.wait(lock, [&] { return word.load(std::memory_order_seq_cst) != old; });
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void RowTeam::wake_sleepers() {
+  // The writer changed the word (seq_cst) before looking here: a sleeper that announced
+  // itself before that looks at the word under the mutex, which this takes before it
+  // notifies, so the notification cannot fall between its look and its sleep.
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+  wake_.notify_all();
+}
+
 void RowTeam::worker_loop(int k) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   std::chrono::nanoseconds budget = spin();
   for (;;) {
     wait_change(generation_, seen, budget);
@@ -70,10 +81,7 @@ void RowTeam::worker_loop(int k) {
     int begin, end;
     chunk(k, begin, end);
     if (begin < end) body_(ctx_, begin, end);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        sleepers_.load(std::memory_order_seq_cst) > 0) {
-      pending_.notify_all();
-    }
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1) wake_sleepers();
   }
 }
 
@@ -92,11 +100,15 @@ void RowTeam::stop() {
     // A forked child: the threads are the parent's; forget them without touching them.
     new std::vector<std::thread>(std::move(workers_));  // never joined nor destroyed
     workers_.clear();
+    // A parent's worker may have held the mutex at the fork: start the child's afresh.
+    new (&sleep_mutex_) std::mutex;
+    new (&wake_) std::condition_variable;
+    sleepers_.store(0);
     return;
   }
   stopping_ = true;
   generation_.fetch_add(1, std::memory_order_seq_cst);
-  generation_.notify_all();
+  wake_sleepers();
   for (std::thread& t : workers_) t.join();
   workers_.clear();
 }
@@ -114,13 +126,13 @@ void RowTeam::dispatch(int threads, int n, Body body, void* ctx) {
   ctx_ = ctx;
   n_ = n;
   threads_ = threads;
-  pending_.store(static_cast<uint64_t>(threads - 1), std::memory_order_relaxed);
+  pending_.store(static_cast<uint32_t>(threads - 1), std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+  wake_sleepers();
   int begin, end;
   chunk(0, begin, end);
   if (begin < end) body(ctx, begin, end);
-  for (uint64_t left = pending_.load(std::memory_order_acquire); left != 0;
+  for (uint32_t left = pending_.load(std::memory_order_acquire); left != 0;
        left = pending_.load(std::memory_order_acquire)) {
     wait_change(pending_, left, master_budget_);
   }

@@ -8,7 +8,7 @@
 // threads that spin (the active policy) a run beside other busy processes slows down
 // many times, because a spinning thread keeps the core its partner needs. Here a
 // waiting thread spins for at most `spin` (default 50 us, a few phases of a mid-size
-// fabric), yielding the core now and then, and then sleeps on a futex (std::atomic::wait):
+// fabric), yielding the core now and then, and then sleeps on a condition variable:
 // phases that follow each other closely never sleep. Each thread adapts its own spin: a
 // wait that ended in sleep halves it (down to 1/16 of `spin`), one that ended while
 // spinning doubles it (up to `spin`), so on a machine where the partner thread is often
@@ -21,6 +21,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -64,14 +66,20 @@ class RowTeam {
   void chunk(int k, int& begin, int& end) const;
   // Waits until `word` differs from `old`: spins for up to `budget` (adapted, see
   // above), then sleeps.
-  void wait_change(std::atomic<uint64_t>& word, uint64_t old,
+  void wait_change(std::atomic<uint32_t>& word, uint32_t old,
                    std::chrono::nanoseconds& budget);
+  // Wakes the sleepers, if any, after a word they may wait on changed.
+  void wake_sleepers();
 
   std::vector<std::thread> workers_;
   long owner_pid_ = 0;           // a forked child has none of the parent's threads
-  std::atomic<uint64_t> generation_{0};  // bumped for every job (and to stop)
-  std::atomic<uint64_t> pending_{0};     // workers still running the current job
+  std::atomic<uint32_t> generation_{0};  // bumped for every job (and to stop)
+  std::atomic<uint32_t> pending_{0};     // workers still running the current job
   std::atomic<int> sleepers_{0};         // threads asleep (or about to be) in wait_change
+  // Where sleepers sleep. (std::atomic::wait lost wake-ups here: GCC 12's library left
+  // 4 ms waits, a timer tick, between phases on a busy machine.)
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
   // The current job, written before generation_ is bumped.
   Body body_ = nullptr;
   void* ctx_ = nullptr;

@@ -84,3 +84,24 @@ def test_a_forked_child_runs_with_threads_of_its_own():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux /proc")
+def test_team_threads_block_signals_so_ctrl_c_reaches_python():
+    """Signals sent to the process (Ctrl-C) go to the application's threads: the team's
+    workers block them all (tests/test_hardening_run.py checks Ctrl-C during runs)."""
+    def blocked_masks():
+        out = []
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/status") as f:
+                blk = next(line.split()[1] for line in f if line.startswith("SigBlk:"))
+            out.append(int(blk, 16))
+        return out
+
+    before = blocked_masks()
+    w = traffic_wafer(3, "colors")
+    w.run()
+    after = blocked_masks()
+    new_full = sum(1 for m in after if m & 0x2) - sum(1 for m in before if m & 0x2)
+    assert new_full == 2                           # SIGINT (bit 1) blocked in both workers
+    del w

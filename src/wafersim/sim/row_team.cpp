@@ -1,5 +1,7 @@
 #include "wafersim/sim/row_team.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,6 +93,18 @@ void RowTeam::start(int threads) {
   stopping_ = false;
   generation_.store(0);
   workers_.reserve(static_cast<size_t>(threads - 1));
+  // The workers block every signal (they inherit the mask they are created with): a
+  // signal sent to the process (Ctrl-C) then goes to the application's own threads, as
+  // Python expects, never to a thread of ours sleeping between phases.
+  struct BlockSignals {
+    sigset_t old;
+    BlockSignals() {
+      sigset_t all;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);
+    }
+    ~BlockSignals() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+  } blocked;
   for (int k = 1; k < threads; ++k) workers_.emplace_back([this, k] { worker_loop(k); });
 }
 

@@ -81,6 +81,15 @@ def _interrupt_after(seconds: float) -> threading.Timer:
     return t
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises():
+    """Python's own Ctrl-C handler for these tests: a process started in the background by
+    a non-interactive shell ignores SIGINT from birth, and Python then keeps ignoring it."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_stops_a_livelock_and_leaves_the_wafer_inspectable_and_runnable(threads):
     w = _livelock(threads=threads)  # default limit: far more than this test waits

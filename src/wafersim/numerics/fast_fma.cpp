@@ -59,19 +59,7 @@ uint64_t apply_flags(uint64_t bits, const FloatFormat& f, const FpControl& ctl) 
   const uint64_t sign_bits = bits & f.sign_mask();
   const uint64_t magnitude = bits & ~f.sign_mask();
   if (magnitude == f.inf_bits()) return ctl.max_sat ? (sign_bits | f.max_normal()) : bits;
-  bool underflow = magnitude == 0;
-  if (magnitude != 0 && magnitude < f.min_normal()) {
-    if (ctl.subnormals == Subnormals::flush_to_zero) {
-      bits = sign_bits;
-      underflow = true;
-    } else if (ctl.subnormals == Subnormals::flush_to_min_normal) {
-      bits = sign_bits | f.min_normal();
-    }
-  }
-  if (underflow && ctl.min_sat) {
-    bits = sign_bits | (ctl.subnormals == Subnormals::keep ? uint64_t{1} : f.min_normal());
-  }
-  return bits;
+  return apply_underflow(bits, f, ctl);
 }
 
 // The two fp16 builds differ only in how they widen the operands and which rounding modes

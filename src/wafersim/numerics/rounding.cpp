@@ -100,6 +100,11 @@ uint64_t round_to_format(const WideValue& v, const FloatFormat& f, const FpContr
     bits = sign_bits | static_cast<uint64_t>(kept);  // kept == 2^M encodes the min normal
   }
 
+  return apply_underflow(bits, f, ctl);
+}
+
+uint64_t apply_underflow(uint64_t bits, const FloatFormat& f, const FpControl& ctl) {
+  const uint64_t sign_bits = bits & f.sign_mask();
   const uint64_t magnitude = bits & ~f.sign_mask();
   bool underflow = magnitude == 0;
   if (magnitude != 0 && magnitude < f.min_normal()) {  // a subnormal result

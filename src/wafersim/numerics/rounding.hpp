@@ -23,6 +23,9 @@ inline uint64_t cancellation_zero(const FloatFormat& f, RoundingMode mode) {
 
 // A NaN keeps its sign and its leading payload bits, so a signalling NaN stays signalling
 // (numpy does the same); a payload that falls off entirely becomes 1 to stay a NaN.
+// The subnormal settings and Min Sat applied to a finite rounded result (FTZ [0681]).
+uint64_t apply_underflow(uint64_t bits, const FloatFormat& f, const FpControl& ctl);
+
 uint64_t convert_nan(uint64_t bits, const FloatFormat& from, const FloatFormat& to);
 
 }  // namespace wafersim::numerics

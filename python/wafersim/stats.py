@@ -93,6 +93,9 @@ class RunStats:
     parallel_phases: int = 0  #: phases the cycle loop ran in several OpenMP threads
     #: with ``run(trace=...)``: the run's Chrome/Perfetto trace events (docs/compute_element.md)
     trace: list | None = field(default=None, repr=False)
+    #: compute-element cycles counted in bulk while the CE slept (simulator work saved;
+    #: ``Wafer.endpoint_sleep``)
+    slept_cycles: int = 0
 
     @property
     def end_cycle(self) -> int:

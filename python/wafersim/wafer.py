@@ -187,7 +187,9 @@ class Wafer(PeHost):
       spans, block / unblock / activate events; docs/compute_element.md), read per PE with
       ``w.pe(r, c).stats()`` or written by :meth:`run` with ``trace=``;
     * ``tensor_unit``: a :class:`wafersim.TensorUnitConfig` (or True) gives every PE with a
-      program a tensor unit, created on its first tensor instruction (docs/tensor.md).
+      program a tensor unit, created on its first tensor instruction (docs/tensor.md);
+    * ``endpoint_sleep``: compute elements that only count cycles for a while sleep
+      (:attr:`endpoint_sleep`; True). The same results either way, faster asleep.
     """
 
     def __init__(self, rows: int, cols: int, topology: str = "mesh", *, skip: int | None = None,
@@ -196,7 +198,7 @@ class Wafer(PeHost):
                  priority_split: int | None = None, watchdog: int | None = None,
                  threads: int | None = None, mode: str = "colors",
                  packet_routing: str | None = None, ce: dict | None = None,
-                 tensor_unit=None, cycle_limit: int | None = None):
+                 tensor_unit=None, cycle_limit: int | None = None, endpoint_sleep: bool = True):
         if not isinstance(topology, str) or topology not in TOPOLOGIES:
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         if mode not in _MODES:
@@ -231,6 +233,7 @@ class Wafer(PeHost):
                  _FOREVER))
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
         self.cycle_limit = DEFAULTS["run_cycle_limit"] if cycle_limit is None else cycle_limit
+        self.endpoint_sleep = endpoint_sleep
         self._init_pes(ce, tensor_unit)
 
     # --- shape and properties ----------------------------------------------------------
@@ -287,6 +290,21 @@ class Wafer(PeHost):
     @spin_wait.setter
     def spin_wait(self, us: int) -> None:
         self._core.spin_wait = _int(us, "spin_wait", 0, 1_000_000)
+
+    @property
+    def endpoint_sleep(self) -> bool:
+        """Whether a compute element that will only count cycles for a while (its task
+        stalled on an empty input queue, or a bulk vector operation) sleeps: the cycle loop
+        stops stepping it and its router may leave the active set, and its counts are made
+        up when it wakes (True). Results, cycle counts and statistics do not depend on it
+        (docs/fabric.md, "Sleeping endpoints"); False is for comparing."""
+        return bool(self._core.endpoint_sleep)
+
+    @endpoint_sleep.setter
+    def endpoint_sleep(self, on: bool) -> None:
+        if not isinstance(on, (bool, np.bool_)):
+            raise ConfigError(f"endpoint_sleep must be True or False, got {on!r}")
+        self._core.endpoint_sleep = bool(on)
 
     @property
     def watchdog(self) -> int:
@@ -598,7 +616,7 @@ class Wafer(PeHost):
             write_chrome_trace(path, events)
         return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
                         r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"],
-                        pes, r["parallel_phases"], events)
+                        pes, r["parallel_phases"], events, slept_cycles=r["slept_cycles"])
 
     def _still_running(self, cycles: int, shown: int = 16) -> str:
         """The CycleLimitError message: what still runs after ``cycles`` cycles."""

@@ -84,6 +84,7 @@ py::dict run_result(const sim::RunResult& r) {
   d["delivered"] = r.delivered;
   d["router_cycles"] = r.router_cycles;
   d["parallel_phases"] = r.parallel_phases;
+  d["slept_cycles"] = r.slept_cycles;
   d["latency_hist"] = to_numpy(r.latency_hist);
   d["hop_hist"] = to_numpy(r.hop_hist);
   return d;

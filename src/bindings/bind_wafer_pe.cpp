@@ -137,7 +137,10 @@ void bind_wafer_pe(py::module_& root) {
           [](Wafer& w, size_t n) { w.simulator().set_parallel_min_routers(n); })
       .def_property(  // microseconds a waiting thread spins before it sleeps
           "spin_wait", [](Wafer& w) { return w.simulator().spin_wait().count(); },
-          [](Wafer& w, int64_t us) { w.simulator().set_spin_wait(std::chrono::microseconds(us)); });
+          [](Wafer& w, int64_t us) { w.simulator().set_spin_wait(std::chrono::microseconds(us)); })
+      .def_property(  // compute elements that only count may sleep (same results)
+          "endpoint_sleep", [](Wafer& w) { return w.simulator().endpoint_sleep(); },
+          [](Wafer& w, bool on) { w.simulator().set_endpoint_sleep(on); });
 }
 
 }  // namespace wafersim::bindings

@@ -16,10 +16,18 @@ struct CycleCounters {
   uint64_t progress = 0;         // endpoint steps that did work
   uint64_t slow_links_used = 0;  // wavelets put on 2-cycle links (still in flight)
   int64_t queued_delta = 0;      // enqueues minus dequeues
+  // Sleeping ramp endpoints (Fabric::asleep_from): routers whose endpoint fell asleep in
+  // phase B, the change in how many sleep (timed, untimed), and the routers phase B
+  // processed while their endpoint slept.
+  std::vector<uint32_t> fell_asleep;
+  int64_t timed_asleep_delta = 0;
+  int64_t untimed_asleep_delta = 0;
+  uint64_t asleep_processed = 0;
 
   // Accumulated over a run.
   uint64_t injected = 0;   // wavelets that entered a router from a ramp or an edge port
   uint64_t delivered = 0;  // wavelets handed to a ramp or edge endpoint
+  uint64_t slept_cycles = 0;  // endpoint cycles counted when a delivery woke them
   std::vector<uint64_t> latency_hist;  // delivered wavelets by cycles since injection
   std::vector<uint64_t> hop_hist;      // delivered wavelets by router-to-router hops
 
@@ -29,6 +37,9 @@ struct CycleCounters {
   void start_cycle() {
     moves = progress = slow_links_used = 0;
     queued_delta = 0;
+    fell_asleep.clear();
+    timed_asleep_delta = untimed_asleep_delta = 0;
+    asleep_processed = 0;
   }
   void fail(std::exception_ptr e) {
     if (!error) error = std::move(e);

@@ -91,6 +91,8 @@ Fabric::Fabric(const FabricConfig& config)
   packet_routes_ = PacketRouteTable(t, config_.packet_routing);
   routers_.resize(static_cast<size_t>(t.size()));
   stall_out_.assign(routers_.size(), 0);
+  sleep_from_.assign(routers_.size(), kNever);
+  sleep_until_.assign(routers_.size(), kNever);
   sent_count_.assign(routers_.size() * kNumDirs, 0);
   out_sets_ = slow_links ? 2 : 1;
   out_stride_ = routers_.size();
@@ -378,6 +380,15 @@ DirMask Fabric::directions_between_rows(int from, int to) const {
     if (r == to) m |= bit(d);
   }
   return m;
+}
+
+uint64_t Fabric::wake_endpoint(uint32_t id, uint64_t now) {
+  const uint64_t from = sleep_from_[id];
+  sleep_from_[id] = kNever;
+  // (now < from only when a cycle failed part-way, after it put the endpoint to sleep.)
+  if (now <= from) return 0;
+  routers_[id].ramp.endpoint->catch_up(from, now - from);
+  return now - from;
 }
 
 bool Fabric::has_work(uint32_t id) const {

@@ -162,6 +162,21 @@ class Fabric {
   // True when router `id` has queued wavelets or a busy endpoint.
   bool has_work(uint32_t id) const;
 
+  // --- sleeping ramp endpoints (RampEndpoint::sleep_span; docs/fabric.md) -------------
+  // In color mode a ramp endpoint that will only count for a while sleeps: phase B stops
+  // stepping it and its router may leave the active set. The phases wake it when they
+  // deliver to it; the simulator wakes it when its sleep ends and at the end of a run.
+  // On by default; between runs only.
+  void set_endpoint_sleep(bool on) { endpoint_sleep_ = on; }
+  bool endpoint_sleep() const { return endpoint_sleep_; }
+  // The first cycle the ramp endpoint of `id` sleeps through (kNever: it is awake), and
+  // the cycle it wakes at (kNever: when a wavelet is delivered to it).
+  uint64_t asleep_from(uint32_t id) const { return sleep_from_[id]; }
+  uint64_t wakes_at(uint32_t id) const { return sleep_until_[id]; }
+  // Wakes the sleeping ramp endpoint of `id`, counting its cycles before `now`; returns
+  // how many it counted.
+  uint64_t wake_endpoint(uint32_t id, uint64_t now);
+
   // The router across existing link `o` of router `id` in row `row` (index arithmetic:
   // callers know the link exists).
   uint32_t link_target(uint32_t id, int row, Dir o) const {
@@ -255,6 +270,9 @@ class Fabric {
   std::vector<RouteSwitch> switches_;
   ColorMask switched_colors_ = 0;
   std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
+  // Per router: its ramp endpoint's sleep (asleep_from, wakes_at).
+  std::vector<uint64_t> sleep_from_, sleep_until_;
+  bool endpoint_sleep_ = true;
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).
   std::vector<uint64_t> sent_count_;

@@ -61,7 +61,8 @@ class Fabric::RowPass : RowFrame {
       : RowFrame(f, row, cycle, counters),
         capacity_(f.capacity_),
         threshold_(f.stall_threshold()),
-        slow_links_(f.topology().diag_hop_cycles == 2 ? kDiagonals : DirMask{0}) {
+        slow_links_(f.topology().diag_hop_cycles == 2 ? kDiagonals : DirMask{0}),
+        sleep_from_(f.sleep_from_.data()) {
     const Topology& t = f.topology();
     for (int d = 0; d < kNumDirs; ++d) {
       delta_[d] = f.link_delta_[d];
@@ -95,11 +96,16 @@ class Fabric::RowPass : RowFrame {
   [[gnu::noinline]] void switch_arrival(QueueSlot& s, uint32_t id, const Wavelet& w);
   [[gnu::noinline]] void switch_departure(QueueSlot& s, const Wavelet& head);
   [[gnu::always_inline]] void finish_endpoint(PortAttachment& a);
+  // Sleeping ramp endpoints (Fabric::asleep_from).
+  [[gnu::always_inline]] bool asleep(uint32_t id) const { return sleep_from_[id] != kNever; }
+  bool try_sleep(uint32_t id, PortAttachment& ramp);
+  void wake(uint32_t id);
 
   const int capacity_;
   const int threshold_;       // a queue holding more stalls its sources [0333]
   const DirMask slow_links_;  // diagonal directions when their hops take 2 cycles
   bool links_used_ = false;
+  uint64_t* const sleep_from_;  // the fabric's, by router id
   // The counters the per-router work bumps, kept in the pass (registers, one cache line per
   // thread) and added to the row's CycleCounters once, when the pass ends.
   struct Tally {
@@ -108,6 +114,7 @@ class Fabric::RowPass : RowFrame {
     uint64_t slow_links_used = 0;
     uint64_t injected = 0;
     int64_t queued_delta = 0;
+    uint64_t asleep_processed = 0;
   } tally_;
   void flush_tally() {
     counters_.moves += tally_.moves;
@@ -115,6 +122,7 @@ class Fabric::RowPass : RowFrame {
     counters_.slow_links_used += tally_.slow_links_used;
     counters_.injected += tally_.injected;
     counters_.queued_delta += tally_.queued_delta;
+    counters_.asleep_processed += tally_.asleep_processed;
   }
   int64_t delta_[kNumDirs];  // router-id step across each link, loop links folded in
   int dcol_[kNumDirs];       // column step across each link
@@ -283,7 +291,8 @@ bool Fabric::RowPass::send_all(const uint64_t* active) {
       Router& rt = routers_[id];
       send(rt, id, col);
       // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
-      step_endpoint(id, rt.ramp, kRamp);
+      // A sleeping one only counts, later.
+      if (!asleep(id)) step_endpoint(id, rt.ramp, kRamp);
       for (uint8_t e = rt.edge_ports; e; e &= static_cast<uint8_t>(e - 1)) {
         const Dir d = first_dir(e);
         step_endpoint(id, *f.attachment(id, d), d);
@@ -381,10 +390,37 @@ inline void Fabric::RowPass::finish_endpoint(PortAttachment& a) {
   }
 }
 
+// A ramp endpoint that will only count from the next cycle on sleeps: it is not stepped
+// or finished until it wakes, and as it is then idle for its router, the router leaves
+// the active set when it has no work of its own.
+bool Fabric::RowPass::try_sleep(uint32_t id, PortAttachment& ramp) {
+  const uint64_t span = ramp.endpoint->sleep_span();
+  if (span == 0) return false;
+  sleep_from_[id] = cycle_ + 1;
+  if (span == RampEndpoint::kUntilDelivery) {
+    f_.sleep_until_[id] = kNever;
+    ++counters_.untimed_asleep_delta;
+  } else {
+    f_.sleep_until_[id] = cycle_ + 1 + span;
+    ++counters_.timed_asleep_delta;
+  }
+  counters_.fell_asleep.push_back(id);
+  return true;
+}
+
+// A wavelet for a sleeping ramp endpoint: it counts its cycles through this one (whose
+// phase A it slept through too) and takes the wavelet awake.
+void Fabric::RowPass::wake(uint32_t id) {
+  if (f_.sleep_until_[id] != kNever) --counters_.timed_asleep_delta;
+  else --counters_.untimed_asleep_delta;
+  counters_.slept_cycles += f_.wake_endpoint(id, cycle_ + 1);
+}
+
 // One router's phase B.
 inline bool Fabric::RowPass::receive(Router& rt, uint32_t id, DirMask arrivals) {
   uint64_t arrived = 0;
   uint8_t arrived_from[64];
+  if (asleep(id)) ++tally_.asleep_processed;
 
   // Neighbours' output registers that hold a wavelet for this router [0315], [0317].
   for (DirMask m = arrivals; m; m &= m - 1) {
@@ -411,7 +447,10 @@ inline bool Fabric::RowPass::receive(Router& rt, uint32_t id, DirMask arrivals) 
   // What this router sent to its own endpoints (off-ramp, edge ports) this cycle.
   if (rt.out_cycle == cycle_) {
     const DirMask v = rt.out_valid;
-    if (v & bit(kRamp)) deliver(rt.ramp, off_ramp_[id]);
+    if (v & bit(kRamp)) {
+      if (asleep(id)) [[unlikely]] wake(id);
+      deliver(rt.ramp, off_ramp_[id]);
+    }
     for (uint8_t m = static_cast<uint8_t>(rt.edge_ports & v); m;
          m &= static_cast<uint8_t>(m - 1)) {
       const Dir d = first_dir(m);  // edge_ports only holds border couplings
@@ -424,9 +463,13 @@ inline bool Fabric::RowPass::receive(Router& rt, uint32_t id, DirMask arrivals) 
   stall_out_[id] = rt.over;
 
   bool busy = rt.busy != 0;
-  if (rt.ramp.endpoint) {
+  if (rt.ramp.endpoint && !asleep(id)) {
     finish_endpoint(rt.ramp);
-    busy = busy || !(rt.ramp.host ? rt.ramp.host->idle() : rt.ramp.endpoint->idle());
+    if (rt.ramp.host) {
+      busy = busy || !rt.ramp.host->idle();
+    } else if (!rt.ramp.endpoint->idle()) {
+      busy = busy || !(f_.endpoint_sleep_ && try_sleep(id, rt.ramp));
+    }
   }
   for (uint8_t m = rt.edge_ports; m; m &= static_cast<uint8_t>(m - 1)) {
     PortAttachment& a = *f_.attachment(id, first_dir(m));

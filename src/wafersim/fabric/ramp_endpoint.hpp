@@ -66,6 +66,19 @@ class RampEndpoint {
   // True when the endpoint has nothing to do until a wavelet arrives.
   virtual bool idle() const = 0;
 
+  // Sleeping (docs/fabric.md, "Sleeping endpoints"). Asked in phase B, after
+  // finish_cycle(), of an endpoint that is not idle(): for how many of the next cycles
+  // would step() and finish_cycle() only count, offering nothing and keeping the same
+  // stall bits, as long as nothing is delivered to it? kUntilDelivery: until a wavelet is;
+  // 0: it must be stepped. The cycles of a timed sleep are work (the watchdog sees
+  // progress in each), those of an untimed one are waiting (it sees none). While the
+  // endpoint sleeps the fabric neither steps nor finishes it, and calls catch_up(first, n)
+  // to count cycles first..first+n-1 at once before it delivers to it, before it steps it
+  // again, and at the end of a run (the host sees every count up to date).
+  static constexpr uint64_t kUntilDelivery = ~uint64_t{0};
+  virtual uint64_t sleep_span() const { return 0; }
+  virtual void catch_up(uint64_t /*first*/, uint64_t /*n*/) {}
+
   // A short description for deadlock reports: what the endpoint holds and waits on.
   virtual std::string describe() const = 0;
 

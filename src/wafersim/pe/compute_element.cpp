@@ -274,6 +274,23 @@ void ComputeElement::skip_cycles(uint64_t first, uint64_t n) {
   count_bulk(s, n);
 }
 
+void ComputeElement::catch_up(uint64_t first, uint64_t n) {
+  if (n == 0) return;
+  if (!quiet_) {
+    skip_cycles(first, n);
+    return;
+  }
+  // n cycles of execute_cycle's quiet path.
+  core_.cycle = first + n - 1;
+  CeStats& s = core_.stats();
+  s.cycles += n;
+  s.busy_cycles += n;
+  s.busy_by_id[task_.id] += n;
+  s.stall_cycles += n;
+  s.stalls[static_cast<int>(quiet_cause_)] += n;
+  if (core_.cfg.profile) note_profile(task_.pc, n);
+}
+
 void ComputeElement::settle() const {
   if (bulk_owed_ == 0) return;
   // The owed iterations are part of the CE's state already (their cycles are spent and

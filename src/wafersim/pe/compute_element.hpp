@@ -55,6 +55,18 @@ class ComputeElement {
   // same as step(first + k, any) + finish_cycle() for k = 0..n-1 with no wavelet arriving.
   uint64_t countable_cycles() const { return core_.outq.nonempty() ? 0 : bulk_left_; }
   void skip_cycles(uint64_t first, uint64_t n);
+  // For a driver that lets a waiting CE sleep (the wafer's cycle loop): after
+  // finish_cycle, the cycles from the next one on that the CE will only count as long as
+  // no wavelet arrives and the host does not call: kUntilWavelet while its foreground
+  // stalls quietly (execute_cycle's quiet_), the bulk operation's countable cycles, or 0.
+  // Both need an empty output queue (nothing to offer). catch_up(first, n) then counts
+  // cycles first..first+n-1 exactly as step() + finish_cycle() would have.
+  static constexpr uint64_t kUntilWavelet = ~uint64_t{0};
+  uint64_t sleep_span() const {
+    if (core_.outq.nonempty()) return 0;
+    return quiet_ ? kUntilWavelet : bulk_left_;
+  }
+  void catch_up(uint64_t first, uint64_t n);
 
   // ---- host side ---------------------------------------------------------------------
   const CeConfig& config() const { return core_.cfg; }

@@ -20,6 +20,8 @@
 
 namespace wafersim::sim {
 
+static_assert(pe::ComputeElement::kUntilWavelet == fabric::RampEndpoint::kUntilDelivery);
+
 class CeEndpoint final : public fabric::RampEndpoint {
  public:
   // `memory`: the PE memory's storage (pe::ComputeElement).
@@ -34,6 +36,10 @@ class CeEndpoint final : public fabric::RampEndpoint {
   void finish_cycle(uint64_t /*cycle*/) override { ce_.finish_cycle(); }
   fabric::ColorMask stall_to_router() const override { return ce_.stall_to_router(); }
   bool idle() const override { return fed_ == 0 && ce_.idle(); }
+  // A CE sleeps through a quiet stall or a bulk operation (its kUntilWavelet is the
+  // fabric's kUntilDelivery); not while a host stream still feeds it.
+  uint64_t sleep_span() const override { return feeding_ ? 0 : ce_.sleep_span(); }
+  void catch_up(uint64_t first, uint64_t n) override { ce_.catch_up(first, n); }
   std::string describe() const override;
   void waits(std::vector<fabric::EndpointWait>& out) const override;
 

@@ -35,6 +35,11 @@ void Simulator::set_spin_wait(std::chrono::microseconds spin) {
   team_.set_spin(spin);
 }
 
+void Simulator::set_endpoint_sleep(bool on) {
+  if (run_open_) throw WaferError("endpoint_sleep cannot change during a run");
+  fabric_.set_endpoint_sleep(on);
+}
+
 void Simulator::set_watchdog(uint64_t cycles) {
   if (cycles == 0) throw ConfigError("watchdog must be at least 1 cycle, got 0");
   watchdog_ = cycles;
@@ -88,6 +93,23 @@ void Simulator::rebuild_active() {
     if (rs.active_count) rows_a_.push_back(r);
     active_routers_ += rs.active_count;
   }
+}
+
+void Simulator::activate(uint32_t id) {
+  const int cols = fabric_.cols();
+  const int r = static_cast<int>(id / static_cast<uint32_t>(cols));
+  const int c = static_cast<int>(id % static_cast<uint32_t>(cols));
+  RowState& rs = rows_[static_cast<size_t>(r)];
+  uint64_t& word = rs.active[static_cast<size_t>(c / 64)];
+  const uint64_t b = uint64_t{1} << (c % 64);
+  if (word & b) return;  // it had work of its own
+  word |= b;
+  ++active_routers_;
+  if (rs.active_count++ == 0) rows_a_.insert(std::lower_bound(rows_a_.begin(), rows_a_.end(), r), r);
+}
+
+void Simulator::wake_sleepers() {
+  sleepers_.wake_all(fabric_, cycle_, [&](uint32_t id) { activate(id); });
 }
 
 // Rows whose routers can send to `row`: itself (E/W, skip), the rows above and below
@@ -257,6 +279,7 @@ void Simulator::start_run(uint64_t max_cycles) {
   run_max_cycles_ = max_cycles;
   idle_for_ = 0;
   parallel_phases_ = 0;
+  sleepers_.take_slept_cycles();  // (what a failed run left)
   for (RowState& rs : rows_) {
     rs.counters = fabric::CycleCounters{};
   }
@@ -269,6 +292,13 @@ void Simulator::start_run(uint64_t max_cycles) {
 }
 
 void Simulator::close_run() {
+  // After an error: what the failed cycle's rows reported is not in the book yet. (A run
+  // that ends well has woken them all already.)
+  for (RowState& rs : rows_) {
+    sleepers_.note(fabric_, rs.counters);
+    rs.counters.start_cycle();
+  }
+  wake_sleepers();
   fabric_.end_run();
   // The packet-mode cycle loop reads its host ports' stall bits directly: latch them for
   // whoever looks at the routers between runs.
@@ -296,11 +326,16 @@ bool Simulator::advance(Clock::time_point pause_at) {
   constexpr uint64_t kClockWork = 16384, kCycleWork = 64;
   uint64_t work = 0;
   while (result.cycles < run_max_cycles_) {
-    if (rows_a_.empty() && !in_flight) {
+    const uint64_t t = cycle_;
+    sleepers_.wake_due(fabric_, t, [&](uint32_t id) { activate(id); });
+    if (rows_a_.empty() && !in_flight && sleepers_.count() == 0) {
       result.quiescent = true;
       break;
     }
-    const uint64_t t = cycle_;
+    // Sleeping endpoints this cycle: their routers count as processed (router_cycles
+    // means what it did before endpoints slept), and a timed sleeper works in it.
+    const uint64_t asleep = sleepers_.count();
+    const bool sleepers_work = sleepers_.timed() > 0;
     // One thread, and no loop links (row 0 would need the last row's phase A): the
     // rows' phases interleave (see run_rows_interleaved); else two sweeps.
     if (!fabric_.topology().loop && serial()) {
@@ -310,7 +345,7 @@ bool Simulator::advance(Clock::time_point pause_at) {
     }
 
     // Merge this cycle's counters (in row order) and find next cycle's active rows.
-    uint64_t moves = 0, progress = 0, slow = 0, processed = 0;
+    uint64_t moves = 0, progress = 0, slow = 0, processed = 0, asleep_processed = 0;
     rows_a_.clear();
     active_routers_ = 0;
     for (int r : rows_b_) {
@@ -320,16 +355,18 @@ bool Simulator::advance(Clock::time_point pause_at) {
       slow += rs.counters.slow_links_used;
       queued_ += rs.counters.queued_delta;
       processed += rs.processed;
+      asleep_processed += rs.counters.asleep_processed;
+      sleepers_.note(fabric_, rs.counters);
       rs.counters.start_cycle();
       if (rs.active_count) rows_a_.push_back(r);
       active_routers_ += rs.active_count;
     }
-    result.router_cycles += processed;
+    result.router_cycles += processed + asleep - asleep_processed;
     in_flight = slow > 0;
     result.moves += moves;
     ++result.cycles;
     ++cycle_;
-    if (moves + progress > 0) {
+    if (moves + progress > 0 || sleepers_work) {
       idle_for_ = 0;
     } else if (++idle_for_ >= watchdog_) {
       close_run();  // the report reads the routers
@@ -342,9 +379,13 @@ bool Simulator::advance(Clock::time_point pause_at) {
     work += kCycleWork + processed;
     if (work >= kClockWork) {
       work = 0;
-      if (Clock::now() >= pause_at) return false;
+      if (Clock::now() >= pause_at) {
+        wake_sleepers();  // the host may read the compute elements while paused
+        return false;
+      }
     }
   }
+  wake_sleepers();
   if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
   return true;
 }
@@ -355,10 +396,12 @@ RunResult Simulator::finish_run() {
   RunResult result = std::move(run_);
   run_ = RunResult{};
   result.parallel_phases = parallel_phases_;
+  result.slept_cycles = sleepers_.take_slept_cycles();
   for (RowState& rs : rows_) {
     const auto& c = rs.counters;
     result.injected += c.injected;
     result.delivered += c.delivered;
+    result.slept_cycles += c.slept_cycles;
     auto merge = [](std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
       if (from.size() > into.size()) into.resize(from.size(), 0);
       for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];

@@ -15,6 +15,7 @@
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/sim/row_team.hpp"
+#include "wafersim/sim/sleepers.hpp"
 
 namespace wafersim::sim {
 
@@ -27,6 +28,7 @@ struct RunResult {
   uint64_t delivered = 0;     // wavelets that reached an endpoint
   uint64_t router_cycles = 0; // routers processed, summed over cycles (active-set work)
   uint64_t parallel_phases = 0;  // phases run by several OpenMP threads
+  uint64_t slept_cycles = 0;     // endpoint cycles counted in bulk while asleep
   std::vector<uint64_t> latency_hist;
   std::vector<uint64_t> hop_hist;
 };
@@ -47,6 +49,10 @@ class Simulator {
   // How long a thread waiting for the next phase spins before it sleeps (row_team.hpp).
   void set_spin_wait(std::chrono::microseconds spin);
   std::chrono::microseconds spin_wait() const { return team_.spin(); }
+  // Whether compute elements that only count may sleep (Fabric::set_endpoint_sleep):
+  // faster, the same results. Between runs (WaferError during one).
+  void set_endpoint_sleep(bool on);
+  bool endpoint_sleep() const { return fabric_.endpoint_sleep(); }
 
   uint64_t cycle() const { return cycle_; }
   // Wavelets in router queues.
@@ -89,6 +95,10 @@ class Simulator {
   };
 
   void rebuild_active();
+  // Puts router `id` in the active set (its endpoint woke).
+  void activate(uint32_t id);
+  // Wakes every sleeping endpoint (the host may look at them next).
+  void wake_sleepers();
   void close_run();  // writes the fabric's state back; the run is over
   void row_phase_a(int row, uint64_t t);
   void row_phase_b(int row, uint64_t t);
@@ -107,6 +117,7 @@ class Simulator {
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
   size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
+  Sleepers sleepers_;  // ramp endpoints asleep (their routers may be out of the lists)
   // Rows that sent on a link this cycle and last cycle, and whether a wavelet is on a
   // 2-cycle link: kept across runs, so a wavelet in flight when a run ends arrives in the
   // next run.

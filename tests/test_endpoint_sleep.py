@@ -8,6 +8,8 @@ per-PE statistic, the fabric's statistics (router_cycles included), trace spans,
 watchdog's verdict and its cycle, and what a run that stops mid-sleep leaves to read.
 Each test runs the same thing with ``endpoint_sleep`` on and off and compares."""
 
+import signal
+
 import numpy as np
 import pytest
 
@@ -195,10 +197,10 @@ def test_trace_spans_are_the_same_asleep():
     assert asleep == awake and len(asleep) > 0
 
 
-def test_pauses_of_a_run_wake_the_sleepers_and_change_nothing():
+def test_pauses_of_a_run_change_nothing():
     """A run pauses (for Ctrl-C checks) whenever its time slice ends; a slice of 0 s
-    pauses at every clock check. While paused the host may read the CEs, so every pause
-    wakes the sleepers; the run then goes on as an unpaused one."""
+    pauses at every clock check. Sleepers sleep on through a pause; the run goes on as an
+    unpaused one."""
     def one(sleep):
         w = _bulk_wafer(sleep)
         r = w._core.run(100_000, 0.0)
@@ -211,6 +213,39 @@ def test_pauses_of_a_run_wake_the_sleepers_and_change_nothing():
 
     asleep, awake = _both(one)
     assert asleep == awake
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_a_signal_handler_reading_a_pe_mid_run_sees_its_counts_up_to_date():
+    """During a pause Python's signal handlers run, and may read a PE that sleeps: the
+    wafer wakes it first, so its counts are those of the cycle the run paused at. The PE
+    waits forever (from cycle 0, never idle), so each of its cycles so far is counted."""
+    w = ws.Wafer(1, 2, watchdog=50_000_000)
+    _waiting_pe(w, (0, 1))
+    seen = []
+
+    class Enough(Exception):
+        pass
+
+    def look(signum, frame):
+        st = w.pe(0, 1).stats()
+        seen.append((w.cycle, st["cycles"], st["stall_cycles"]))
+        if len(seen) == 3:
+            raise Enough
+
+    old = signal.signal(signal.SIGALRM, look)
+    signal.setitimer(signal.ITIMER_REAL, 0.15, 0.15)
+    try:
+        with pytest.raises(Enough):
+            w.run(max_cycles=10**9)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert len(seen) == 3 and seen[0][0] > 1000     # (it ran a while before each look)
+    for cycle, cycles, stalls in seen:
+        assert cycles == cycle and 0 < stalls < cycles
+    st = w.pe(0, 1).stats()                          # and after the run stopped
+    assert st["cycles"] == w.cycle
 
 
 def test_endpoint_sleep_setting():

@@ -28,6 +28,11 @@ inline void cpu_relax() {
 RowTeam::~RowTeam() { stop(); }
 
 void RowTeam::chunk(int k, int& begin, int& end) const {
+  if (bounds_ != nullptr) {
+    begin = bounds_[k];
+    end = bounds_[k + 1];
+    return;
+  }
   // OpenMP's static schedule: the first n % threads chunks get one more.
   const int q = n_ / threads_, r = n_ % threads_;
   begin = k * q + (k < r ? k : r);
@@ -127,7 +132,7 @@ void RowTeam::stop() {
   workers_.clear();
 }
 
-void RowTeam::dispatch(int threads, int n, Body body, void* ctx) {
+void RowTeam::dispatch(int threads, int n, Body body, void* ctx, const int* bounds) {
   if (threads <= 1 || n <= 1) {
     body(ctx, 0, n);
     return;
@@ -140,6 +145,7 @@ void RowTeam::dispatch(int threads, int n, Body body, void* ctx) {
   ctx_ = ctx;
   n_ = n;
   threads_ = threads;
+  bounds_ = bounds;
   pending_.store(static_cast<uint32_t>(threads - 1), std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_seq_cst);
   wake_sleepers();

@@ -15,8 +15,9 @@
 // off its core (other processes busy) the threads spin little and behave as sleeping
 // ones, and on a quiet machine they spin.
 //
-// Work is split as OpenMP's static schedule does: contiguous chunks, chunk k on thread k
-// (chunk 0 on the calling thread), so a thread keeps the same rows cycle after cycle.
+// Work is split in contiguous chunks, chunk k on thread k (chunk 0 on the calling thread):
+// by default as OpenMP's static schedule splits it, or at the bounds the caller gives
+// (the cycle loop splits by work, see simulator.cpp).
 #pragma once
 
 #include <atomic>
@@ -42,16 +43,17 @@ class RowTeam {
   std::chrono::microseconds spin() const { return std::chrono::microseconds(spin_us_.load()); }
 
   // Runs f(i) for every i in [0, n) on `threads` threads (the caller is one of them) and
-  // returns when all are done. f must not throw.
+  // returns when all are done. f must not throw. `bounds` (threads + 1 ascending entries
+  // from 0 to n), if given, is where the chunks start and end.
   template <class F>
-  void run(int threads, int n, F& f) {
+  void run(int threads, int n, F& f, const int* bounds = nullptr) {
     struct Thunk {
       static void call(void* ctx, int begin, int end) {
         F& fn = *static_cast<F*>(ctx);
         for (int i = begin; i < end; ++i) fn(i);
       }
     };
-    dispatch(threads, n, &Thunk::call, &f);
+    dispatch(threads, n, &Thunk::call, &f, bounds);
   }
 
   // Threads started besides the caller (for tests and `wafersim info`).
@@ -59,7 +61,7 @@ class RowTeam {
 
  private:
   using Body = void (*)(void* ctx, int begin, int end);
-  void dispatch(int threads, int n, Body body, void* ctx);
+  void dispatch(int threads, int n, Body body, void* ctx, const int* bounds);
   void start(int threads);
   void stop();
   void worker_loop(int k);
@@ -85,6 +87,7 @@ class RowTeam {
   void* ctx_ = nullptr;
   int n_ = 0;
   int threads_ = 1;
+  const int* bounds_ = nullptr;
   bool stopping_ = false;
   std::atomic<int64_t> spin_us_{50};
   std::chrono::nanoseconds master_budget_{50000};  // the calling thread's adapted spin

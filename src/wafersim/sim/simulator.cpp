@@ -66,8 +66,23 @@ void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
     return;
   }
   ++parallel_phases_;
+  // Chunks of equal work rather than equal rows: a row's work is about its active
+  // routers (and a little per row), and activity is often uneven across rows (a
+  // wavefront, a busy band), which left one thread waiting for the other.
+  bounds_.assign(static_cast<size_t>(nt) + 1, n);
+  bounds_[0] = 0;
+  uint64_t total = 0;
+  for (int r : rows) total += rows_[static_cast<size_t>(r)].active_count + 1u;
+  uint64_t sum = 0;
+  int k = 1;
+  for (int i = 0; i < n && k < nt; ++i) {
+    sum += rows_[static_cast<size_t>(rows[static_cast<size_t>(i)])].active_count + 1u;
+    while (k < nt && sum * static_cast<uint64_t>(nt) >= total * static_cast<uint64_t>(k)) {
+      bounds_[static_cast<size_t>(k++)] = i + 1;
+    }
+  }
   auto each = [&](int i) { f(rows[static_cast<size_t>(i)]); };
-  team_.run(nt, n, each);
+  team_.run(nt, n, each, bounds_.data());
 }
 
 void Simulator::rebuild_active() {
@@ -379,10 +394,7 @@ bool Simulator::advance(Clock::time_point pause_at) {
     work += kCycleWork + processed;
     if (work >= kClockWork) {
       work = 0;
-      if (Clock::now() >= pause_at) {
-        wake_sleepers();  // the host may read the compute elements while paused
-        return false;
-      }
+      if (Clock::now() >= pause_at) return false;  // (sleepers sleep on: see wake_sleepers)
     }
   }
   wake_sleepers();

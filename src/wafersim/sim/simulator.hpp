@@ -68,9 +68,9 @@ class Simulator {
   // when the wall clock passes `pause_at` (looked at every few hundred cycles, or every
   // cycle on a large fabric), between two cycles; the next advance goes on from there, and
   // results do not depend on where a run paused. While paused, the compute elements can be
-  // read (packet-mode routers may still hold their run-time form). finish_run also ends a
-  // paused run early (its statistics then cover the cycles so far); an error thrown by
-  // advance ends the run by itself.
+  // read after wake_sleepers (packet-mode routers may still hold their run-time form).
+  // finish_run also ends a paused run early (its statistics then cover the cycles so far);
+  // an error thrown by advance ends the run by itself.
   using Clock = std::chrono::steady_clock;
   void check_can_run() const;  // WaferError after a RouteError, or while a run is open
   void start_run(uint64_t max_cycles);
@@ -80,6 +80,12 @@ class Simulator {
 
   // Whether a previous run ended in an error that left the state mid-cycle.
   bool broken() const { return broken_; }
+
+  // Wakes every sleeping endpoint (Fabric::asleep_from), counting its cycles so far. A
+  // run does so when it ends; a paused one leaves them asleep (waking hundreds of
+  // thousands of CEs at every pause would cost more than the cycles between pauses), so
+  // whoever reads or changes endpoints during a pause calls this first (sim::Wafer does).
+  void wake_sleepers();
 
  private:
   // One cache line or more each: rows in different threads write their counters and lists
@@ -97,8 +103,6 @@ class Simulator {
   void rebuild_active();
   // Puts router `id` in the active set (its endpoint woke).
   void activate(uint32_t id);
-  // Wakes every sleeping endpoint (the host may look at them next).
-  void wake_sleepers();
   void close_run();  // writes the fabric's state back; the run is over
   void row_phase_a(int row, uint64_t t);
   void row_phase_b(int row, uint64_t t);
@@ -135,6 +139,7 @@ class Simulator {
   uint64_t run_max_cycles_ = 0;
   uint64_t idle_for_ = 0;  // cycles without progress (the watchdog's count)
   RunResult run_;
+  std::vector<int> bounds_;  // where each thread's rows start in a parallel phase
   RowTeam team_;  // last member: its threads stop before the rest goes
 };
 

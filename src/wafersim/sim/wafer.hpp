@@ -82,6 +82,9 @@ class Wafer {
   uint64_t counters_since() const { return counters_since_; }
 
   // --- compute elements (wafer_pes.cpp), created when a program is loaded --------------
+  // Every call here that hands out or changes compute elements wakes the sleeping ones
+  // first (Simulator::wake_sleepers): a paused run leaves them asleep, and the host must
+  // see their counts up to date and may change them.
   // Parameters of compute elements created from now on; row, col, fabric_colors and the
   // RNG seed (config seed + router id) are set per PE. Throws ConfigError.
   void set_ce_config(const pe::CeConfig& cfg);

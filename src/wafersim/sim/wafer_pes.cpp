@@ -25,6 +25,7 @@ std::string pe_label(const Topology& t, uint32_t id) { return "PE " + router_nam
 }  // namespace
 
 void Wafer::set_ce_config(const pe::CeConfig& cfg) {
+  sim_.wake_sleepers();
   pe::CeConfig c = cfg;
   c.fabric_colors = fabric_.config().colors;
   pe::validate(c);
@@ -65,6 +66,7 @@ void Wafer::check_reset_ce(uint32_t id) const {
 }
 
 void Wafer::reset_ces(std::span<const uint32_t> ids) {
+  sim_.wake_sleepers();
   for (uint32_t id : ids) check_reset_ce(id);
   for (uint32_t id : ids) reset_ce(id);
 }
@@ -104,6 +106,7 @@ void Wafer::reset_ce(uint32_t id) {
 }
 
 pe::ComputeElement* Wafer::ce(uint32_t id) {
+  sim_.wake_sleepers();
   auto it = ces_.find(id);
   return it == ces_.end() ? nullptr : &it->second->ce();
 }
@@ -121,11 +124,13 @@ std::vector<uint32_t> Wafer::ce_ids() const {
 }
 
 void Wafer::set_ce_trace(bool on) {
+  sim_.wake_sleepers();
   ce_config_.trace = on;
   for (auto& [id, ce] : ces_) ce->ce().set_trace(on);
 }
 
 void Wafer::set_ce_profile(bool on) {
+  sim_.wake_sleepers();
   ce_config_.profile = on;
   for (auto& [id, ce] : ces_) ce->ce().set_profile(on);
 }
@@ -145,6 +150,7 @@ void Wafer::mark_ce_stats() {
 }
 
 void Wafer::reset_ce_stats(uint32_t id) {
+  sim_.wake_sleepers();
   pe::ComputeElement* c = ce(id);
   if (c == nullptr) return;
   c->reset_stats();
@@ -154,6 +160,7 @@ void Wafer::reset_ce_stats(uint32_t id) {
 }
 
 void Wafer::ce_run_stats(const std::function<void(uint32_t, const pe::CeStats&)>& f) {
+  sim_.wake_sleepers();
   const pe::CeStats zero{};
   for (const CeMark& m : ce_marks_) {
     const pe::CeStats* counted = ces_.at(m.id)->ce().stats_if_any();

@@ -32,6 +32,7 @@ CeEndpoint& Wafer::stream_pe(uint32_t id, int color, const char* what) {
 
 void Wafer::feed_ces(std::span<const uint32_t> ids, int color, std::span<const uint32_t> data,
                      std::span<const uint16_t> index, std::span<const uint8_t> ctrl) {
+  sim_.wake_sleepers();
   const char* what = "stream_h2d";
   if (index.size() != data.size() || ctrl.size() != data.size()) {
     throw ConfigError("stream_h2d: data, index and ctrl must have the same length");
@@ -61,6 +62,7 @@ void Wafer::feed_ces(std::span<const uint32_t> ids, int color, std::span<const u
 }
 
 void Wafer::set_ce_capture(std::span<const uint32_t> ids, int color, bool on) {
+  sim_.wake_sleepers();
   for (uint32_t id : ids) stream_pe(id, color, "capture");
   const ColorMask b = ColorMask{1} << color;
   for (uint32_t id : ids) {

@@ -161,25 +161,40 @@ namespace {
 // Lanes per call of the lane loops: operands staged on the stack.
 constexpr size_t kLaneChunk = 64;
 
-// The fused multiply-add x * y + z each operation is, as compute() forms it.
+// The fused multiply-add x * y + z each operation is, as compute() forms it (one simple
+// loop per operand, which the compiler vectorizes).
 template <typename T>
 void fma_operands(VecOp op, const uint32_t* a, const uint32_t* b, uint32_t c, size_t n, T* x,
                   T* y, T* z) {
   const FloatFormat& f = sizeof(T) == 4 ? kFp32 : kFp16;
   const T sign = static_cast<T>(f.sign_mask());
   const T one = static_cast<T>(static_cast<uint64_t>(f.bias()) << f.man_bits);
-  for (size_t k = 0; k < n; ++k) {
-    const T ak = static_cast<T>(a[k]), bk = static_cast<T>(b[k]);
-    switch (op) {
-      case VecOp::fmac: x[k] = bk; y[k] = static_cast<T>(c); z[k] = ak; break;  // a + b * c
-      case VecOp::fadd: x[k] = ak; y[k] = one; z[k] = bk; break;
-      case VecOp::fsub:
-        x[k] = ak;
-        y[k] = one;
-        z[k] = numerics::is_nan(bk, f) ? bk : static_cast<T>(bk ^ sign);
-        break;
-      default: x[k] = ak; y[k] = bk; z[k] = sign; break;  // fmul: a * b + (-0)
-    }
+  const auto copy = [n](const uint32_t* from, T* to) {
+    for (size_t k = 0; k < n; ++k) to[k] = static_cast<T>(from[k]);
+  };
+  const auto fill = [n](T v, T* to) { std::fill(to, to + n, v); };
+  switch (op) {
+    case VecOp::fmac:  // a + b * c
+      copy(b, x);
+      fill(static_cast<T>(c), y);
+      copy(a, z);
+      return;
+    case VecOp::fadd:
+    case VecOp::fsub:
+      copy(a, x);
+      fill(one, y);
+      copy(b, z);
+      if (op == VecOp::fsub) {
+        for (size_t k = 0; k < n; ++k) {
+          if (!numerics::is_nan(z[k], f)) z[k] = static_cast<T>(z[k] ^ sign);
+        }
+      }
+      return;
+    default:  // fmul: a * b + (-0)
+      copy(a, x);
+      copy(b, y);
+      fill(sign, z);
+      return;
   }
 }
 

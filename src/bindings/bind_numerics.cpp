@@ -13,6 +13,7 @@
 #include "wafersim/numerics/convert.hpp"
 #include "wafersim/numerics/fast_fma.hpp"
 #include "wafersim/numerics/fast_fma_check.hpp"
+#include "wafersim/numerics/fast_fma_lanes.hpp"
 #include "wafersim/numerics/fp_control.hpp"
 #include "wafersim/numerics/lfsr.hpp"
 
@@ -72,6 +73,13 @@ Fp16Build build_named(const std::string& name) {
   if (name == "portable") return Fp16Build::portable;
   if (name == "f16c") return Fp16Build::f16c;
   throw ConfigError("build must be 'auto', 'portable' or 'f16c', got '" + name + "'");
+}
+
+LanesBuild lanes_build_named(const std::string& name) {
+  if (name == "auto") return LanesBuild::automatic;
+  if (name == "portable") return LanesBuild::portable;
+  if (name == "simd") return LanesBuild::simd;
+  throw ConfigError("build must be 'auto', 'portable' or 'simd', got '" + name + "'");
 }
 
 CheckedOp op_named(const std::string& name) {
@@ -187,6 +195,24 @@ void bind_numerics(py::module_& root) {
         {
           py::gil_scoped_release release;
           r = check_random_fma(f, ctl, b, n, seed);
+        }
+        return check_dict(r);
+      },
+      py::arg("dtype"), py::arg("ctl"), py::arg("build"), py::arg("n"), py::arg("seed"));
+
+  m.def("host_has_lane_simd", &host_has_lane_simd);
+  m.def("lanes_fast_build",
+        [] { return loaded_lanes_build() == LanesBuild::simd ? "simd" : "portable"; });
+  m.def(
+      "check_fast_fma_lanes",
+      [](const std::string& dtype, const FpControl& ctl, const std::string& build, uint64_t n,
+         uint64_t seed) {
+        const FloatFormat& f = format_named(dtype);
+        const LanesBuild b = lanes_build_named(build);
+        FastCheck r;
+        {
+          py::gil_scoped_release release;
+          r = check_random_fma_lanes(f, ctl, b, n, seed);
         }
         return check_dict(r);
       },

@@ -1,5 +1,6 @@
 #include "wafersim/numerics/fast_fma_check.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "wafersim/errors.hpp"
@@ -25,11 +26,20 @@ class Comparer {
   LfsrBank* fast_rng() { return &fast_rng_; }
   LfsrBank* ref_rng() { return &ref_rng_; }
 
+  bool same_draws() {
+    return ctl_.mode != RoundingMode::stochastic ||
+           fast_rng_.resource(ctl_.rng).state() == ref_rng_.resource(ctl_.rng).state();
+  }
+
   void record(uint64_t a, uint64_t b, uint64_t c, uint64_t fast, uint64_t ref) {
+    record(a, b, c, fast, ref, same_draws());
+  }
+
+  // `draws_equal`: whether both sides have drawn the same bits by now.
+  void record(uint64_t a, uint64_t b, uint64_t c, uint64_t fast, uint64_t ref,
+              bool draws_equal) {
     ++out.checked;
-    const bool same_draws =
-        ctl_.mode != RoundingMode::stochastic ||
-        fast_rng_.resource(ctl_.rng).state() == ref_rng_.resource(ctl_.rng).state();
+    const bool same_draws = draws_equal;
     if (fast == ref && same_draws) return;
     if (out.mismatches++ == 0) {
       out.a = a;
@@ -217,6 +227,57 @@ FastCheck check_random_fma(const FloatFormat& f, const FpControl& ctl, Fp16Build
              : fast_fma32(static_cast<uint32_t>(a), static_cast<uint32_t>(b),
                           static_cast<uint32_t>(c), ctl, cmp.fast_rng());
     cmp.record(a, b, c, fast, fma_bits(a, b, c, f, ctl, cmp.ref_rng()));
+  }
+  return cmp.out;
+}
+
+// The lane loops on runs of 1 .. 67 operands (whole vector groups and partial ones): each
+// element against the reference, the random draws compared after each run (both sides
+// draw in element order).
+FastCheck check_random_fma_lanes(const FloatFormat& f, const FpControl& ctl, LanesBuild build,
+                                 uint64_t n, uint64_t seed) {
+  const bool half = f.exp_bits == 5 && f.man_bits == 10;
+  const bool single = f.exp_bits == 8 && f.man_bits == 23;
+  if (!half && !single) throw ConfigError("check_random_fma_lanes: format must be fp16 or fp32");
+  Comparer cmp(ctl, seed);
+  Draws d{seed};
+  constexpr uint64_t kMaxRun = 67;
+  uint64_t a[kMaxRun], b[kMaxRun], c[kMaxRun], fast[kMaxRun], ref[kMaxRun];
+  for (uint64_t i = 0; i < n;) {
+    const uint64_t m = std::min<uint64_t>(n - i, 1 + d.next() % kMaxRun);
+    for (uint64_t k = 0; k < m; ++k) {
+      a[k] = random_operand(d, f);
+      b[k] = random_operand(d, f);
+      const uint64_t kind = d.next() & 3;
+      c[k] = kind == 0   ? cancelling_addend(d, a[k], b[k], f)
+             : kind == 1 ? tiny_addend(d, a[k], b[k], f)
+                         : random_operand(d, f);
+    }
+    if (half) {
+      uint16_t x[kMaxRun], y[kMaxRun], z[kMaxRun], r[kMaxRun];
+      for (uint64_t k = 0; k < m; ++k) {
+        x[k] = static_cast<uint16_t>(a[k]);
+        y[k] = static_cast<uint16_t>(b[k]);
+        z[k] = static_cast<uint16_t>(c[k]);
+      }
+      fast_fma16_lanes(x, y, z, r, m, ctl, cmp.fast_rng(), build);
+      for (uint64_t k = 0; k < m; ++k) fast[k] = r[k];
+    } else {
+      uint32_t x[kMaxRun], y[kMaxRun], z[kMaxRun], r[kMaxRun];
+      for (uint64_t k = 0; k < m; ++k) {
+        x[k] = static_cast<uint32_t>(a[k]);
+        y[k] = static_cast<uint32_t>(b[k]);
+        z[k] = static_cast<uint32_t>(c[k]);
+      }
+      fast_fma32_lanes(x, y, z, r, m, ctl, cmp.fast_rng(), build);
+      for (uint64_t k = 0; k < m; ++k) fast[k] = r[k];
+    }
+    for (uint64_t k = 0; k < m; ++k) ref[k] = fma_bits(a[k], b[k], c[k], f, ctl, cmp.ref_rng());
+    const bool draws_equal = cmp.same_draws();
+    for (uint64_t k = 0; k < m; ++k) {
+      cmp.record(a[k], b[k], c[k], fast[k], ref[k], draws_equal || k + 1 < m);
+    }
+    i += m;
   }
   return cmp.out;
 }

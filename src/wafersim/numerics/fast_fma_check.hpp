@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "wafersim/numerics/fast_fma.hpp"
+#include "wafersim/numerics/fast_fma_lanes.hpp"
 #include "wafersim/numerics/float_format.hpp"
 #include "wafersim/numerics/fp_control.hpp"
 
@@ -31,5 +32,10 @@ FastCheck check_fp16_pairs(CheckedOp op, const FpControl& ctl, Fp16Build build,
 // product and addends far below it. `build` applies to fp16.
 FastCheck check_random_fma(const FloatFormat& f, const FpControl& ctl, Fp16Build build,
                            uint64_t n, uint64_t seed);
+
+// The same operands through the lane loops (fast_fma_lanes.hpp) of `build`, in runs of
+// random length, each element against the reference.
+FastCheck check_random_fma_lanes(const FloatFormat& f, const FpControl& ctl, LanesBuild build,
+                                 uint64_t n, uint64_t seed);
 
 }  // namespace wafersim::numerics

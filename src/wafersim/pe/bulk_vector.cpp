@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "wafersim/pe/bulk_lanes.hpp"
 #include "wafersim/pe/datapath.hpp"
 
 namespace wafersim::pe {
@@ -64,28 +65,7 @@ bool writes_a_read_register(const Operand& dst) {
   return false;
 }
 
-// One source of the fast loop: memory elements at a fixed stride, or a fixed value.
-struct Source {
-  const uint8_t* mem = nullptr;  // element `done` of a 1D memory vector, or null
-  int64_t stride = 0;
-  uint32_t value = 0;
-  int bytes = 2;
-
-  uint32_t at(int64_t e) const {
-    if (mem == nullptr) return value;
-    const uint8_t* p = mem + e * stride;
-    if (bytes == 4) {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-  }
-};
-
-bool fast_source(CeCore& core, const Operand& o, uint32_t first, Source& s) {
+bool fast_source(CeCore& core, const Operand& o, uint32_t first, BulkSource& s) {
   s.bytes = o.bytes;
   switch (o.kind) {
     case OpndKind::none: return true;
@@ -113,7 +93,7 @@ bool fast_iterations(CeCore& core, VectorOp& op, uint64_t iterations) {
   if (info.kind != Kind::vector || op.dst.kind != OpndKind::mem1d) {
     return false;
   }
-  Source a, b;
+  BulkSource a, b;
   if (!fast_source(core, op.src0, op.done, a) || !fast_source(core, op.src1, op.done, b)) {
     return false;
   }
@@ -129,6 +109,12 @@ bool fast_iterations(CeCore& core, VectorOp& op, uint64_t iterations) {
     }
   }
   const int w = op.width;
+  const uint64_t elements = iterations * static_cast<uint64_t>(w);
+  if (bulk_lanes(info.vop, info.src1, info.dst, a, b, c, BulkDest{d, dstride, dbytes}, elements,
+                 core.fpc, core.rng)) {
+    op.done += static_cast<uint32_t>(elements);
+    return true;
+  }
   uint32_t r[4];
   int64_t e = 0;
   for (uint64_t it = 0; it < iterations; ++it, e += w) {

@@ -1,5 +1,6 @@
 #include "wafersim/pe/datapath.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -7,6 +8,7 @@
 #include "wafersim/errors.hpp"
 #include "wafersim/numerics/convert.hpp"
 #include "wafersim/numerics/fast_fma.hpp"
+#include "wafersim/numerics/fast_fma_lanes.hpp"
 
 namespace wafersim::pe::datapath {
 
@@ -152,6 +154,98 @@ uint32_t compute(VecOp op, Elem src, Elem dst, uint32_t a, uint32_t b, uint32_t 
     default: break;
   }
   internal_error("datapath: operation has no lane function");
+}
+
+namespace {
+
+// Lanes per call of the lane loops: operands staged on the stack.
+constexpr size_t kLaneChunk = 64;
+
+// The fused multiply-add x * y + z each operation is, as compute() forms it (one simple
+// loop per operand, which the compiler vectorizes).
+template <typename T>
+void fma_operands(VecOp op, const uint32_t* a, const uint32_t* b, uint32_t c, size_t n, T* x,
+                  T* y, T* z) {
+  const FloatFormat& f = sizeof(T) == 4 ? kFp32 : kFp16;
+  const T sign = static_cast<T>(f.sign_mask());
+  const T one = static_cast<T>(static_cast<uint64_t>(f.bias()) << f.man_bits);
+  const auto copy = [n](const uint32_t* from, T* to) {
+    for (size_t k = 0; k < n; ++k) to[k] = static_cast<T>(from[k]);
+  };
+  const auto fill = [n](T v, T* to) { std::fill(to, to + n, v); };
+  switch (op) {
+    case VecOp::fmac:  // a + b * c
+      copy(b, x);
+      fill(static_cast<T>(c), y);
+      copy(a, z);
+      return;
+    case VecOp::fadd:
+    case VecOp::fsub:
+      copy(a, x);
+      fill(one, y);
+      copy(b, z);
+      if (op == VecOp::fsub) {
+        for (size_t k = 0; k < n; ++k) {
+          if (!numerics::is_nan(z[k], f)) z[k] = static_cast<T>(z[k] ^ sign);
+        }
+      }
+      return;
+    default:  // fmul: a * b + (-0)
+      copy(a, x);
+      copy(b, y);
+      fill(sign, z);
+      return;
+  }
+}
+
+// fmac_mixed: the fp16 operands widened exactly to fp32, one fp32 fused multiply-add.
+void mixed_operands(const uint32_t* a, const uint32_t* b, uint32_t c, size_t n, uint32_t* x,
+                    uint32_t* y, uint32_t* z) {
+  const uint32_t c32 = numerics::float_bits(numerics::fp16_to_fp32(static_cast<uint16_t>(c)));
+  for (size_t k = 0; k < n; ++k) {
+    x[k] = numerics::float_bits(numerics::fp16_to_fp32(static_cast<uint16_t>(b[k])));
+    y[k] = c32;
+    z[k] = a[k];
+  }
+}
+
+}  // namespace
+
+bool has_lanes(VecOp op, Elem src, Elem dst) {
+  switch (op) {
+    case VecOp::fadd:
+    case VecOp::fsub:
+    case VecOp::fmul:
+    case VecOp::fmac: return (src == Elem::fp16 || src == Elem::fp32) && dst == src;
+    case VecOp::fmac_mixed: return src == Elem::fp16 && dst == Elem::fp32;
+    default: return false;
+  }
+}
+
+void compute_lanes(VecOp op, Elem src, Elem dst, const uint32_t* a, const uint32_t* b,
+                   uint32_t c, uint32_t* r, size_t n, const numerics::FpControl& ctl,
+                   numerics::LfsrBank& rng) {
+  if (n < 2 || !has_lanes(op, src, dst)) {
+    for (size_t k = 0; k < n; ++k) r[k] = compute(op, src, dst, a[k], b[k], c, ctl, rng);
+    return;
+  }
+  for (size_t k0 = 0; k0 < n; k0 += kLaneChunk) {
+    const size_t m = std::min(kLaneChunk, n - k0);
+    if (dst == Elem::fp16) {
+      uint16_t x[kLaneChunk], y[kLaneChunk], z[kLaneChunk], out[kLaneChunk];
+      fma_operands(op, a + k0, b + k0, c, m, x, y, z);
+      numerics::fast_fma16_lanes(x, y, z, out, m, ctl, &rng);
+      std::copy(out, out + m, r + k0);
+    } else {
+      uint32_t x[kLaneChunk], y[kLaneChunk], z[kLaneChunk];
+      if (op == VecOp::fmac_mixed) {
+        mixed_operands(a + k0, b + k0, c, m, x, y, z);
+      } else {
+        fma_operands(op, a + k0, b + k0, c, m, x, y, z);
+      }
+      numerics::fast_fma32_lanes(x, y, z, r + k0, m, ctl, &rng);
+    }
+  }
 }
 
 bool compare(VecOp op, Elem src, uint32_t a, uint32_t b) {

@@ -266,9 +266,8 @@ void process_lanes(CeCore& core, VectorOp& op, int lanes) {
     const uint32_t c = (info.vop == isa::VecOp::fmac || info.vop == isa::VecOp::fmac_mixed)
                            ? fmac_scalar(core, info.src1)
                            : 0u;
-    for (int k = 0; k < lanes; ++k) {
-      r[k] = datapath::compute(info.vop, info.src1, info.dst, a[k], b[k], c, core.fpc, core.rng);
-    }
+    datapath::compute_lanes(info.vop, info.src1, info.dst, a, b, c, r,
+                            static_cast<size_t>(lanes), core.fpc, core.rng);
     write_lanes(core, atd, op.dst, op.done, lanes, r);
   } else if (info.kind == Kind::compare) {
     for (int k = 0; k < lanes; ++k) op.flag = op.flag && datapath::compare(info.vop, info.src1, a[k], b[k]);

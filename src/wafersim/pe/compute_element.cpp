@@ -88,6 +88,19 @@ void ComputeElement::execute_cycle() {
       return;  // nothing runs or starts: the cycle is only counted (what follows does no more)
     }
   }
+  if (task_.active && !fg_active_ && ut_used_ == 0 && !tensor_ &&
+      core_.cycle >= task_.issue_at) {
+    // The most common busy cycle: the running task issues its next instruction, with no
+    // vector operation, microthread or tensor unit beside it. The general path below
+    // would choose slot 0 and count the same; nothing stalls, so quiet_ stays false.
+    exec_rr_ = core_.cfg.microthreads == 0 ? 0 : 1;
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    if (core_.cfg.profile) note_profile(task_.pc);
+    issue_instruction();
+    if (tensor_) advance_tensor();  // its first tensor instruction made the unit
+    return;
+  }
   const bool tensor_was_busy = tensor_ && tensor_busy();  // (most CEs have no unit)
 
   // The foreground: the running task, once its first instruction can issue.
@@ -362,11 +375,6 @@ void ComputeElement::note_stall(const Probe& p) {
 // after it, or ends if it carried the Terminate bit [0595].
 void ComputeElement::finish_vector_instruction(const Instruction& in) {
   advance(task_.pc + 1, in.term);
-}
-
-void ComputeElement::advance(uint32_t next_pc, bool terminate) {
-  task_.pc = next_pc;
-  if (terminate) finish_task();
 }
 
 void ComputeElement::finish_task() {

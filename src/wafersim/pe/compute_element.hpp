@@ -196,7 +196,10 @@ class ComputeElement {
   void advance_tensor();
   CeTensor& tensor_state(const Instruction& in);
   std::string describe_tensor() const;
-  void advance(uint32_t next_pc, bool terminate);
+  void advance(uint32_t next_pc, bool terminate) {
+    task_.pc = next_pc;
+    if (terminate) finish_task();
+  }
   void finish_task();
   [[noreturn]] void fail(const Instruction& in, const std::string& what) const;
 

@@ -90,7 +90,10 @@ void ComputeElement::issue_instruction() {
   }
   // The entry stays in place while the instruction executes: only decoded() changes the
   // table.
-  const Decoded& d = decoded(pc);  // pc checked above
+  const uint16_t at = decoded_version_ == core_.mem.code_version() && pc < decoded_at_.size()
+                          ? decoded_at_[pc]
+                          : 0;
+  const Decoded& d = at ? decoded_[at - 1u] : decoded(pc);  // pc checked above
   if (d.route == Route::checked) {
     issue_checked(d.in);
     return;

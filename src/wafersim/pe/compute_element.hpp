@@ -148,17 +148,21 @@ class ComputeElement {
   int choose_slot(bool fg_ready, Probe& chosen_probe);
   void run_foreground(const Probe& p);
   // How an instruction issues, judged once when it is decoded (sequencer.cpp): `checked`
-  // goes through every check of issue_instruction (illegal words, empty entries, tensor
-  // instructions); the others go straight to their execution.
-  enum class Route : uint8_t { checked, scalar, vector, compare };
+  // goes through the checks of issue_checked (illegal words, empty entries, tensor
+  // instructions that wait for the unit); the others go straight to their execution, the
+  // loop-control instructions of a scalar loop without even execute_scalar's dispatch.
+  enum class Route : uint8_t { checked, scalar, vector, compare, add_imm, jump, branch_rel };
   struct Decoded {
     Instruction in;
     Route route = Route::checked;
-    // Route::compare, a 16-bit comparison of a register with a register or an immediate
-    // (a one-element vector operation): its source registers, or the immediate's value.
     uint8_t reg0 = 0, reg1 = 0;
     bool src1_imm = false;
-    uint32_t imm = 0;
+    // add_imm: the sign-extended immediate; jump: the target; branch_rel: the signed
+    // offset, taken when the flag equals `cond`; compare (a 16-bit comparison of a
+    // register with a register or an immediate, a one-element vector operation): the
+    // immediate's value when src1_imm, else src1 is register reg1.
+    int32_t value = 0;
+    bool cond = false;
   };
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
   const Decoded& decoded(uint32_t index);  // index < max_instructions

@@ -67,7 +67,10 @@ ComputeElement::Decoded ComputeElement::classify(const Instruction& in) const {
       d.reg0 = in.op0;
       d.reg1 = in.op1;
       d.src1_imm = imm;
-      if (imm) d.imm = imm_operand(core_, {0, info.mnemonic, "src1"}, in.op1, info.src1).value;
+      if (imm) {
+        d.value = static_cast<int32_t>(
+            imm_operand(core_, {0, info.mnemonic, "src1"}, in.op1, info.src1).value);
+      }
       return d;
     }
     d.route = Route::vector;
@@ -75,6 +78,19 @@ ComputeElement::Decoded ComputeElement::classify(const Instruction& in) const {
              ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) &&
               vector_source)) {
     d.route = Route::vector;
+  } else if (kind == Kind::addi) {
+    d.route = Route::add_imm;
+    d.reg0 = in.op0;
+    d.value = static_cast<int32_t>(sign_extend(in.imm10(), 10));
+  } else if (kind == Kind::jump) {
+    d.route = Route::jump;
+    d.value = in.imm14();
+  } else if (kind == Kind::branch && in.op1_type == 3) {
+    // An immediate is a signed offset from the branch (a register or memory value, an
+    // absolute target: execute_scalar).
+    d.route = Route::branch_rel;
+    d.value = static_cast<int32_t>(sign_extend(in.imm8(), 8));
+    d.cond = info.cond;
   } else {
     d.route = Route::scalar;
   }
@@ -101,14 +117,23 @@ void ComputeElement::issue_instruction() {
   ++core_.stats().instructions[static_cast<int>(d.in.op)];
   ++core_.progress;
   switch (d.route) {
-    case Route::scalar: execute_scalar(d.in); break;
+    case Route::add_imm:
+      core_.gpr[d.reg0] = static_cast<uint16_t>(core_.gpr[d.reg0] + d.value);
+      advance(pc + 1, d.in.term);
+      break;
+    case Route::jump: advance(static_cast<uint32_t>(d.value), d.in.term); break;
+    case Route::branch_rel:
+      // [0600]: a taken branch does not end the task.
+      if (core_.flag == d.cond) advance(static_cast<uint32_t>(pc + d.value), false);
+      else advance(pc + 1, d.in.term);
+      break;
     case Route::compare: execute_compare(d); break;
+    case Route::scalar: execute_scalar(d.in); break;
     default: start_vector(d.in);
   }
 }
 
-// Illegal words, empty entries and tensor instructions, and (not reached from
-// issue_instruction, which routes them directly) the other instructions.
+// Illegal words (word 0, an empty entry, among them) and tensor instructions.
 void ComputeElement::issue_checked(const Instruction& in) {
   const uint32_t pc = task_.pc;
   if (in.word == 0 && pc == core_.base + 4u * static_cast<uint32_t>(task_.id) &&
@@ -141,19 +166,10 @@ void ComputeElement::issue_checked(const Instruction& in) {
     ++s.stalls[static_cast<int>(StallCause::tensor_busy)];
     return;
   }
+  if (kind != Kind::tensor) internal_error(core_.name() + ": " + in.mnemonic() + " routed as checked");
   ++core_.stats().instructions[static_cast<int>(in.op)];
   ++core_.progress;
-  if (kind == Kind::tensor) {
-    execute_tensor(in);
-    return;
-  }
-  const bool vector_source = in.family == isa::Family::nodst1src && in.op1_type == 0;
-  if (kind == Kind::vector || kind == Kind::compare ||
-      ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) && vector_source)) {
-    start_vector(in);
-  } else {
-    execute_scalar(in);
-  }
+  execute_tensor(in);
 }
 
 namespace {
@@ -233,15 +249,11 @@ void ComputeElement::execute_scalar(const Instruction& in) {
       }
       break;
     }
-    case Kind::jump: next = in.imm14(); break;
     case Kind::movi:
       core_.gpr[in.op0] = static_cast<uint16_t>(sign_extend(in.imm10(), 10));
       break;
     case Kind::movhi:
       core_.gpr[in.op0] = static_cast<uint16_t>((in.imm10() << 6) | (core_.gpr[in.op0] & 0x3Fu));
-      break;
-    case Kind::addi:
-      core_.gpr[in.op0] = static_cast<uint16_t>(core_.gpr[in.op0] + sign_extend(in.imm10(), 10));
       break;
     case Kind::ld16: core_.gpr[in.op0] = core_.mem.read16(check(imm_address(in), 2)); break;
     case Kind::st16: core_.mem.write16(check(imm_address(in), 2), core_.gpr[in.op0]); break;
@@ -254,11 +266,9 @@ void ComputeElement::execute_scalar(const Instruction& in) {
       break;
     }
     case Kind::branch: {
+      // (addi, jmp and branches by an immediate offset are routed directly: classify.)
       if (core_.flag == info.cond) {
-        // An immediate is a signed offset from this instruction; a register or memory
-        // value is an absolute target.
-        next = in.op1_type == 3 ? static_cast<uint32_t>(pc + sign_extend(in.imm8(), 8))
-                                : source_value();
+        next = source_value();  // a register or memory value: an absolute target
         term = false;  // [0600]: a taken branch does not end the task
       }
       break;
@@ -312,7 +322,7 @@ void ComputeElement::execute_scalar(const Instruction& in) {
 void ComputeElement::execute_compare(const Decoded& d) {
   const isa::OpInfo& info = d.in.info();
   const uint32_t a = core_.gpr[d.reg0];
-  const uint32_t b = d.src1_imm ? d.imm : core_.gpr[d.reg1];
+  const uint32_t b = d.src1_imm ? static_cast<uint32_t>(d.value) : core_.gpr[d.reg1];
   core_.flag = datapath::compare(info.vop, info.src1, a, b);
   CeStats& s = core_.stats();
   ++s.iterations;

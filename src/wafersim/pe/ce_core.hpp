@@ -24,7 +24,7 @@ struct CeCore {
   explicit CeCore(const CeConfig& c, uint8_t* memory = nullptr)
       : cfg(c),
         mem(c.memory_bytes, c.data_bytes(), memory),
-        inq(fabric::kMaxColorIds, c.input_queue_depth),
+        inq(fabric::kMaxColorIds, c.input_queue_depth, c.input_queue_depth - 2),
         outq(c.fabric_colors, c.output_queue_depth),
         picker(c.picker),
         rng(c.rng_resources, c.rng_seed) {}
@@ -33,7 +33,8 @@ struct CeCore {
   PeMemory mem;
   std::array<uint16_t, isa::kGprs> gpr{};  // RF 842 [0359]
   DsrFile dsr;                              // DSRs 846 [0355]
-  QueueBank inq;                            // Input Qs 897, one per id [0341]
+  QueueBank inq;                            // Input Qs 897, one per id [0341]; crowded:
+                                            // above depth-2, stalls the router [0329]
   QueueBank outq;                           // Output Queues 859, one per fabric color [0360]
   Picker picker;                            // with Active Bits 898 and Block Bits 899
   numerics::FpControl fpc;                  // FP Control Register 2925 [0680]

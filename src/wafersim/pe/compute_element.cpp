@@ -16,13 +16,6 @@ ComputeElement::ComputeElement(const CeConfig& cfg, uint8_t* memory)
 
 // ---- cycle contract ----------------------------------------------------------------------
 
-std::optional<Wavelet> ComputeElement::step(uint64_t cycle, ColorMask router_stall) {
-  core_.cycle = cycle;
-  std::optional<Wavelet> out = present_output(router_stall);
-  execute_cycle();
-  return out;
-}
-
 std::optional<Wavelet> ComputeElement::present_output(ColorMask router_stall) {
   const ColorMask ready = core_.outq.nonempty() & ~router_stall;
   if (ready == 0) return std::nullopt;
@@ -54,17 +47,6 @@ void ComputeElement::accept_offramp(const Wavelet& w) {
   core_.inq.push(w.color, w);
   core_.note_occupancy(w.color);
   ++core_.stats().received_by_color[w.color];
-}
-
-void ComputeElement::finish_cycle() {
-  // [0329]: a queue holding more than capacity-2 wavelets stalls its color.
-  const int threshold = core_.cfg.input_queue_depth - 2;
-  ColorMask m = 0;
-  for (ColorMask q = core_.inq.nonempty() & fabric_mask_; q; q &= q - 1) {
-    const int c = __builtin_ctzll(q);
-    if (core_.inq.size(c) > threshold) m |= ColorMask{1} << c;
-  }
-  stall_to_router_ = m;
 }
 
 bool ComputeElement::idle() const {
@@ -99,7 +81,26 @@ void ComputeElement::execute_cycle() {
     bulk_cycle(s);
     return;
   }
-  if (!task_.active) try_pick();
+  if (!task_.active) {
+    if (core_.picker.has_candidate(core_.inq.nonempty())) {
+      try_pick();
+    } else if (ut_used_ == 0 && !tensor_) {
+      return;  // nothing runs or starts: the cycle is only counted (what follows does no more)
+    }
+  }
+  if (task_.active && !fg_active_ && ut_used_ == 0 && !tensor_ &&
+      core_.cycle >= task_.issue_at) {
+    // The most common busy cycle: the running task issues its next instruction, with no
+    // vector operation, microthread or tensor unit beside it. The general path below
+    // would choose slot 0 and count the same; nothing stalls, so quiet_ stays false.
+    exec_rr_ = core_.cfg.microthreads == 0 ? 0 : 1;
+    ++s.busy_cycles;
+    ++s.busy_by_id[task_.id];
+    if (core_.cfg.profile) note_profile(task_.pc);
+    issue_instruction();
+    if (tensor_) advance_tensor();  // its first tensor instruction made the unit
+    return;
+  }
   const bool tensor_was_busy = tensor_ && tensor_busy();  // (most CEs have no unit)
 
   // The foreground: the running task, once its first instruction can issue.
@@ -117,7 +118,7 @@ void ComputeElement::execute_cycle() {
   // One issue slot per cycle, shared round-robin by the foreground and microthreads.
   Probe utp;
   const int chosen = ut_used_ == 0 ? (fg_ready ? 0 : -1) : choose_slot(fg_ready, utp);
-  if (chosen >= 0) exec_rr_ = (chosen + 1) % (core_.cfg.microthreads + 1);
+  if (chosen >= 0) exec_rr_ = chosen == core_.cfg.microthreads ? 0 : chosen + 1;
 
   if (task_.active) {
     ++s.busy_cycles;
@@ -391,11 +392,6 @@ void ComputeElement::note_stall(const Probe& p) {
 // after it, or ends if it carried the Terminate bit [0595].
 void ComputeElement::finish_vector_instruction(const Instruction& in) {
   advance(task_.pc + 1, in.term);
-}
-
-void ComputeElement::advance(uint32_t next_pc, bool terminate) {
-  task_.pc = next_pc;
-  if (terminate) finish_task();
 }
 
 void ComputeElement::finish_task() {

@@ -41,9 +41,19 @@ class ComputeElement {
   ComputeElement& operator=(const ComputeElement&) = delete;
 
   // ---- the cycle contract ------------------------------------------------------------
-  std::optional<fabric::Wavelet> step(uint64_t cycle, fabric::ColorMask router_stall_to_ramp);
+  // (step and finish_cycle are inline: every PE calls them every cycle, and most cycles
+  // send nothing and see no queue cross the stall level.)
+  std::optional<fabric::Wavelet> step(uint64_t cycle, fabric::ColorMask router_stall_to_ramp) {
+    core_.cycle = cycle;
+    std::optional<fabric::Wavelet> out;
+    if (core_.outq.nonempty() & ~router_stall_to_ramp) out = present_output(router_stall_to_ramp);
+    execute_cycle();
+    return out;
+  }
   void accept_offramp(const fabric::Wavelet& w);
-  void finish_cycle();
+  // [0329]: a fabric color whose input queue holds more than capacity-2 wavelets stalls;
+  // the queue bank keeps that set as its crowded queues.
+  void finish_cycle() { stall_to_router_ = core_.inq.crowded() & fabric_mask_; }
   fabric::ColorMask stall_to_router() const { return stall_to_router_; }
   // Nothing queued, running, suspended or activated: the simulator may skip this PE.
   bool idle() const;
@@ -149,9 +159,29 @@ class ComputeElement {
   // microthread k-1, -1 none) and, for a microthread, its probe.
   int choose_slot(bool fg_ready, Probe& chosen_probe);
   void run_foreground(const Probe& p);
+  // How an instruction issues, judged once when it is decoded (sequencer.cpp): `checked`
+  // goes through the checks of issue_checked (illegal words, empty entries, tensor
+  // instructions that wait for the unit); the others go straight to their execution, the
+  // loop-control instructions of a scalar loop without even execute_scalar's dispatch.
+  enum class Route : uint8_t { checked, scalar, vector, compare, add_imm, jump, branch_rel };
+  struct Decoded {
+    Instruction in;
+    Route route = Route::checked;
+    uint8_t reg0 = 0, reg1 = 0;
+    bool src1_imm = false;
+    // add_imm: the sign-extended immediate; jump: the target; branch_rel: the signed
+    // offset, taken when the flag equals `cond`; compare (a 16-bit comparison of a
+    // register with a register or an immediate, a one-element vector operation): the
+    // immediate's value when src1_imm, else src1 is register reg1.
+    int32_t value = 0;
+    bool cond = false;
+  };
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
-  const Instruction& decoded(uint32_t index);  // index < max_instructions
+  const Decoded& decoded(uint32_t index);  // index < max_instructions
+  Decoded classify(const Instruction& in) const;
   void issue_instruction();
+  void issue_checked(const Instruction& in);
+  void execute_compare(const Decoded& d);
   void start_vector(const Instruction& in);
   void finish_vector_instruction(const Instruction& in);
   void suspend_foreground();
@@ -182,7 +212,10 @@ class ComputeElement {
   void advance_tensor();
   CeTensor& tensor_state(const Instruction& in);
   std::string describe_tensor() const;
-  void advance(uint32_t next_pc, bool terminate);
+  void advance(uint32_t next_pc, bool terminate) {
+    task_.pc = next_pc;
+    if (terminate) finish_task();
+  }
   void finish_task();
   [[noreturn]] void fail(const Instruction& in, const std::string& what) const;
 
@@ -203,7 +236,7 @@ class ComputeElement {
   // 1 + the position of instruction `index` there, or 0: not decoded yet. All dropped when
   // code memory is written. Only issued instructions take room: the entry table of 64
   // tasks spreads a small program over hundreds of indices.
-  std::vector<Instruction> decoded_;
+  std::vector<Decoded> decoded_;
   std::vector<uint16_t> decoded_at_;
   uint64_t decoded_version_ = 0;
   // The foreground stalled last cycle with nothing else to run, and nothing it waits on

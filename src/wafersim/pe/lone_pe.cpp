@@ -138,6 +138,7 @@ void LonePe::one_cycle() {
 uint64_t LonePe::skip(uint64_t limit) {
   if (waiting_ != 0) return 0;
   const uint64_t n = std::min(limit, ce_.countable_cycles());
+  if (n == 0) return 0;
   ce_.skip_cycles(cycle_, n);
   cycle_ += n;
   return n;

@@ -28,6 +28,11 @@ class Picker {
   void activate(fabric::ColorMask ids) { active_ |= ids; }
   bool is_blocked(int id) const { return (blocked_ >> id) & 1u; }
 
+  // Whether select(nonempty) would pick something (it changes nothing when not).
+  bool has_candidate(fabric::ColorMask nonempty) const {
+    return ((nonempty | active_) & ~blocked_) != 0;
+  }
+
   // Selects among the unblocked queues with wavelets (`nonempty`) and the unblocked
   // activated ids. A wavelet pick names the queue (the caller takes its oldest wavelet
   // and reports whether it was a closeout through note_closeout); an activation pick

@@ -18,7 +18,11 @@ class QueueBank {
  public:
   static constexpr int kMaxQueues = fabric::kMaxColorIds;
 
-  QueueBank(int queues, int capacity) : queues_(queues), capacity_(capacity) {}
+  // `crowded_above`: a queue holding more wavelets than this is crowded (the input
+  // queues' stall level toward the router); by default none ever is.
+  QueueBank(int queues, int capacity, int crowded_above = -1)
+      : queues_(queues), capacity_(capacity),
+        crowded_above_(crowded_above < 0 ? capacity : crowded_above) {}
 
   int queues() const { return queues_; }
   int capacity() const { return capacity_; }
@@ -27,6 +31,9 @@ class QueueBank {
   bool full(int q) const { return count_[q] >= capacity_; }
   int space(int q) const { return capacity_ - count_[q]; }
   fabric::ColorMask nonempty() const { return nonempty_; }
+  // The queues holding more than `crowded_above` wavelets, kept up to date by push and
+  // pop so that a reader each cycle need not count.
+  fabric::ColorMask crowded() const { return crowded_; }
 
   // The i-th oldest wavelet of queue q (i < size(q)).
   const fabric::Wavelet& at(int q, int i) const {
@@ -38,14 +45,17 @@ class QueueBank {
     if (full(q)) internal_error("push into a full CE queue (color " + std::to_string(q) + ")");
     if (q >= allocated_) grow(q + 1);
     storage_[slot(q, (head_[q] + count_[q]) % capacity_)] = w;
-    ++count_[q];
-    nonempty_ |= fabric::ColorMask{1} << q;
+    const fabric::ColorMask bit = fabric::ColorMask{1} << q;
+    nonempty_ |= bit;
+    if (++count_[q] > crowded_above_) crowded_ |= bit;
   }
   fabric::Wavelet pop(int q) {
     if (empty(q)) internal_error("pop from an empty CE queue (color " + std::to_string(q) + ")");
     fabric::Wavelet w = storage_[slot(q, head_[q])];
     head_[q] = static_cast<uint8_t>((head_[q] + 1) % capacity_);
-    if (--count_[q] == 0) nonempty_ &= ~(fabric::ColorMask{1} << q);
+    const fabric::ColorMask bit = fabric::ColorMask{1} << q;
+    if (--count_[q] <= crowded_above_) crowded_ &= ~bit;
+    if (count_[q] == 0) nonempty_ &= ~bit;
     return w;
   }
 
@@ -60,11 +70,11 @@ class QueueBank {
   size_t slot(int q, int i) const {
     return static_cast<size_t>(q) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
   }
-  int queues_, capacity_;
+  int queues_, capacity_, crowded_above_;
   std::unique_ptr<fabric::Wavelet[]> storage_;
   int allocated_ = 0;  // queues with storage: 0..allocated_-1
   std::array<uint8_t, kMaxQueues> head_{}, count_{};
-  fabric::ColorMask nonempty_ = 0;
+  fabric::ColorMask nonempty_ = 0, crowded_ = 0;
 };
 
 }  // namespace wafersim::pe

@@ -6,6 +6,8 @@
 #include "wafersim/pe/ce_errors.hpp"
 #include "wafersim/pe/color_set.hpp"
 #include "wafersim/pe/compute_element.hpp"
+#include "wafersim/pe/datapath.hpp"
+#include "wafersim/pe/operand.hpp"
 
 namespace wafersim::pe {
 
@@ -27,7 +29,7 @@ uint32_t ComputeElement::fetch(uint32_t index) const {
   return static_cast<uint32_t>((word >> (20 * (index % 3))) & 0xFFFFFu);
 }
 
-const Instruction& ComputeElement::decoded(uint32_t index) {
+const ComputeElement::Decoded& ComputeElement::decoded(uint32_t index) {
   if (decoded_version_ != core_.mem.code_version()) {
     decoded_.clear();
     decoded_at_.clear();
@@ -39,10 +41,60 @@ const Instruction& ComputeElement::decoded(uint32_t index) {
   }
   uint16_t& at = decoded_at_[index];
   if (at == 0) {
-    decoded_.push_back(decode(fetch(index)));
+    decoded_.push_back(classify(decode(fetch(index))));
     at = static_cast<uint16_t>(decoded_.size());
   }
   return decoded_[at - 1u];
+}
+
+ComputeElement::Decoded ComputeElement::classify(const Instruction& in) const {
+  Decoded d;
+  d.in = in;
+  if (in.word == 0 || in.op == isa::Op::illegal) return d;  // checked: errors name the cause
+  const isa::OpInfo& info = in.info();
+  const Kind kind = info.kind;
+  if (kind == Kind::tensor) return d;  // checked: it may wait for the unit
+  const bool vector_source = in.family == isa::Family::nodst1src && in.op1_type == 0;
+  if (kind == Kind::compare) {
+    // A register (operand 0 type != 0) against a register (type 2) or an immediate (type
+    // 3, not the LFSR draw), 16-bit elements: issue_vector_op would resolve two register
+    // or immediate operands of one element, without error.
+    const auto narrow = [](isa::Elem e) { return e != isa::Elem::fp32 && e != isa::Elem::i32; };
+    const bool imm = in.op1_type == 3 && in.op1 != isa::kImmPrn;
+    if (in.family == isa::Family::nodst2src && in.op0_type != 0 && narrow(info.src0) &&
+        narrow(info.src1) && (in.op1_type == 2 || imm)) {
+      d.route = Route::compare;
+      d.reg0 = in.op0;
+      d.reg1 = in.op1;
+      d.src1_imm = imm;
+      if (imm) {
+        d.value = static_cast<int32_t>(
+            imm_operand(core_, {0, info.mnemonic, "src1"}, in.op1, info.src1).value);
+      }
+      return d;
+    }
+    d.route = Route::vector;
+  } else if (kind == Kind::vector ||
+             ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) &&
+              vector_source)) {
+    d.route = Route::vector;
+  } else if (kind == Kind::addi) {
+    d.route = Route::add_imm;
+    d.reg0 = in.op0;
+    d.value = static_cast<int32_t>(sign_extend(in.imm10(), 10));
+  } else if (kind == Kind::jump) {
+    d.route = Route::jump;
+    d.value = in.imm14();
+  } else if (kind == Kind::branch && in.op1_type == 3) {
+    // An immediate is a signed offset from the branch (a register or memory value, an
+    // absolute target: execute_scalar).
+    d.route = Route::branch_rel;
+    d.value = static_cast<int32_t>(sign_extend(in.imm8(), 8));
+    d.cond = info.cond;
+  } else {
+    d.route = Route::scalar;
+  }
+  return d;
 }
 
 void ComputeElement::issue_instruction() {
@@ -52,7 +104,38 @@ void ComputeElement::issue_instruction() {
                        std::to_string(pc) + " is outside instruction memory (" +
                        std::to_string(core_.cfg.max_instructions()) + " instructions)");
   }
-  const Instruction in = decoded(pc);  // pc checked above
+  // The entry stays in place while the instruction executes: only decoded() changes the
+  // table.
+  const uint16_t at = decoded_version_ == core_.mem.code_version() && pc < decoded_at_.size()
+                          ? decoded_at_[pc]
+                          : 0;
+  const Decoded& d = at ? decoded_[at - 1u] : decoded(pc);  // pc checked above
+  if (d.route == Route::checked) {
+    issue_checked(d.in);
+    return;
+  }
+  ++core_.stats().instructions[static_cast<int>(d.in.op)];
+  ++core_.progress;
+  switch (d.route) {
+    case Route::add_imm:
+      core_.gpr[d.reg0] = static_cast<uint16_t>(core_.gpr[d.reg0] + d.value);
+      advance(pc + 1, d.in.term);
+      break;
+    case Route::jump: advance(static_cast<uint32_t>(d.value), d.in.term); break;
+    case Route::branch_rel:
+      // [0600]: a taken branch does not end the task.
+      if (core_.flag == d.cond) advance(static_cast<uint32_t>(pc + d.value), false);
+      else advance(pc + 1, d.in.term);
+      break;
+    case Route::compare: execute_compare(d); break;
+    case Route::scalar: execute_scalar(d.in); break;
+    default: start_vector(d.in);
+  }
+}
+
+// Illegal words (word 0, an empty entry, among them) and tensor instructions.
+void ComputeElement::issue_checked(const Instruction& in) {
+  const uint32_t pc = task_.pc;
   if (in.word == 0 && pc == core_.base + 4u * static_cast<uint32_t>(task_.id) &&
       task_.how != TaskStart::activation) {
     // An empty entry: say which wavelet came to which PE with no task to run [0371].
@@ -83,19 +166,10 @@ void ComputeElement::issue_instruction() {
     ++s.stalls[static_cast<int>(StallCause::tensor_busy)];
     return;
   }
+  if (kind != Kind::tensor) internal_error(core_.name() + ": " + in.mnemonic() + " routed as checked");
   ++core_.stats().instructions[static_cast<int>(in.op)];
   ++core_.progress;
-  if (kind == Kind::tensor) {
-    execute_tensor(in);
-    return;
-  }
-  const bool vector_source = in.family == isa::Family::nodst1src && in.op1_type == 0;
-  if (kind == Kind::vector || kind == Kind::compare ||
-      ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) && vector_source)) {
-    start_vector(in);
-  } else {
-    execute_scalar(in);
-  }
+  execute_tensor(in);
 }
 
 namespace {
@@ -175,15 +249,11 @@ void ComputeElement::execute_scalar(const Instruction& in) {
       }
       break;
     }
-    case Kind::jump: next = in.imm14(); break;
     case Kind::movi:
       core_.gpr[in.op0] = static_cast<uint16_t>(sign_extend(in.imm10(), 10));
       break;
     case Kind::movhi:
       core_.gpr[in.op0] = static_cast<uint16_t>((in.imm10() << 6) | (core_.gpr[in.op0] & 0x3Fu));
-      break;
-    case Kind::addi:
-      core_.gpr[in.op0] = static_cast<uint16_t>(core_.gpr[in.op0] + sign_extend(in.imm10(), 10));
       break;
     case Kind::ld16: core_.gpr[in.op0] = core_.mem.read16(check(imm_address(in), 2)); break;
     case Kind::st16: core_.mem.write16(check(imm_address(in), 2), core_.gpr[in.op0]); break;
@@ -196,11 +266,9 @@ void ComputeElement::execute_scalar(const Instruction& in) {
       break;
     }
     case Kind::branch: {
+      // (addi, jmp and branches by an immediate offset are routed directly: classify.)
       if (core_.flag == info.cond) {
-        // An immediate is a signed offset from this instruction; a register or memory
-        // value is an absolute target.
-        next = in.op1_type == 3 ? static_cast<uint32_t>(pc + sign_extend(in.imm8(), 8))
-                                : source_value();
+        next = source_value();  // a register or memory value: an absolute target
         term = false;  // [0600]: a taken branch does not end the task
       }
       break;
@@ -247,6 +315,20 @@ void ComputeElement::execute_scalar(const Instruction& in) {
     default: fail(in, "internal: not a scalar instruction");
   }
   advance(next, term);
+}
+
+// A comparison routed as Route::compare: what start_vector does for it (one iteration of
+// one element, then completion: the flag), without a VectorOp.
+void ComputeElement::execute_compare(const Decoded& d) {
+  const isa::OpInfo& info = d.in.info();
+  const uint32_t a = core_.gpr[d.reg0];
+  const uint32_t b = d.src1_imm ? static_cast<uint32_t>(d.value) : core_.gpr[d.reg1];
+  core_.flag = datapath::compare(info.vop, info.src1, a, b);
+  CeStats& s = core_.stats();
+  ++s.iterations;
+  ++s.element_ops;
+  ++core_.progress;
+  advance(task_.pc + 1, d.in.term);
 }
 
 // The data filter [0597]: a three-word record (layout: filter_record in the ISA file).

@@ -23,20 +23,53 @@ inline void cpu_relax() {
 #endif
 }
 
+// A chunk's word: generation (low 30 bits), first item, end.
+constexpr int kItemBits = 17;
+constexpr uint64_t kItemMask = (uint64_t{1} << kItemBits) - 1;
+constexpr uint32_t kGenMask = (uint32_t{1} << (64 - 2 * kItemBits)) - 1;
+
+inline uint64_t chunk_word(uint32_t gen, uint32_t first, uint32_t end) {
+  return (uint64_t{gen} << (2 * kItemBits)) | (uint64_t{first} << kItemBits) | end;
+}
+
 }  // namespace
 
 RowTeam::~RowTeam() { stop(); }
 
-void RowTeam::chunk(int k, int& begin, int& end) const {
-  if (bounds_ != nullptr) {
-    begin = bounds_[k];
-    end = bounds_[k + 1];
-    return;
+bool RowTeam::take(int j, uint32_t gen, bool front, int& item) {
+  std::atomic<uint64_t>& word = chunks_[static_cast<size_t>(j)].word;
+  uint64_t w = word.load(std::memory_order_acquire);
+  for (;;) {
+    if ((w >> (2 * kItemBits)) != gen) return false;  // a later job (or none yet)
+    const auto first = static_cast<uint32_t>((w >> kItemBits) & kItemMask);
+    const auto end = static_cast<uint32_t>(w & kItemMask);
+    if (first >= end) return false;
+    const uint64_t next = front ? chunk_word(gen, first + 1, end) : chunk_word(gen, first, end - 1);
+    if (word.compare_exchange_weak(w, next, std::memory_order_acq_rel,
+                                   std::memory_order_acquire)) {
+      item = static_cast<int>(front ? first : end - 1);
+      return true;
+    }
   }
-  // OpenMP's static schedule: the first n % threads chunks get one more.
-  const int q = n_ / threads_, r = n_ % threads_;
-  begin = k * q + (k < r ? k : r);
-  end = begin + q + (k < r ? 1 : 0);
+}
+
+void RowTeam::work(int k, uint32_t gen) {
+  uint32_t finished = 0;
+  int item;
+  while (take(k, gen, true, item)) {
+    body_(ctx_, item);
+    ++finished;
+  }
+  for (int d = 1; d < team_size_; ++d) {
+    const int j = (k + d) % team_size_;
+    while (take(j, gen, false, item)) {
+      body_(ctx_, item);
+      ++finished;
+    }
+  }
+  if (finished == 0) return;
+  // The last item of the job wakes the caller if it sleeps.
+  if (done_.fetch_add(finished, std::memory_order_acq_rel) + finished == n_) wake_sleepers();
 }
 
 void RowTeam::wait_change(std::atomic<uint32_t>& word, uint32_t old,
@@ -85,10 +118,7 @@ void RowTeam::worker_loop(int k) {
     wait_change(generation_, seen, budget);
     seen = generation_.load(std::memory_order_acquire);
     if (stopping_) return;
-    int begin, end;
-    chunk(k, begin, end);
-    if (begin < end) body_(ctx_, begin, end);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1) wake_sleepers();
+    work(k, seen & kGenMask);
   }
 }
 
@@ -97,6 +127,8 @@ void RowTeam::start(int threads) {
   owner_pid_ = static_cast<long>(getpid());
   stopping_ = false;
   generation_.store(0);
+  team_size_ = threads;
+  chunks_ = std::make_unique<Chunk[]>(static_cast<size_t>(threads));
   workers_.reserve(static_cast<size_t>(threads - 1));
   // The workers block every signal (they inherit the mask they are created with): a
   // signal sent to the process (Ctrl-C) then goes to the application's own threads, as
@@ -132,9 +164,9 @@ void RowTeam::stop() {
   workers_.clear();
 }
 
-void RowTeam::dispatch(int threads, int n, Body body, void* ctx, const int* bounds) {
-  if (threads <= 1 || n <= 1) {
-    body(ctx, 0, n);
+void RowTeam::dispatch(int threads, int n, Body body, void* ctx) {
+  if (threads <= 1 || n <= 1 || static_cast<uint64_t>(n) > kItemMask) {  // (rows <= 65,536)
+    for (int i = 0; i < n; ++i) body(ctx, i);
     return;
   }
   if (static_cast<int>(workers_.size()) != threads - 1 ||
@@ -143,18 +175,26 @@ void RowTeam::dispatch(int threads, int n, Body body, void* ctx, const int* boun
   }
   body_ = body;
   ctx_ = ctx;
-  n_ = n;
-  threads_ = threads;
-  bounds_ = bounds;
-  pending_.store(static_cast<uint32_t>(threads - 1), std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_seq_cst);
+  n_ = static_cast<uint32_t>(n);
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  const uint32_t gen = generation & kGenMask;
+  // OpenMP's static schedule: the first n % threads chunks get one more.
+  const int q = n / threads, r = n % threads;
+  for (int k = 0, first = 0; k < threads; ++k) {
+    const int end = first + q + (k < r ? 1 : 0);
+    chunks_[static_cast<size_t>(k)].word.store(
+        chunk_word(gen, static_cast<uint32_t>(first), static_cast<uint32_t>(end)),
+        std::memory_order_release);
+    first = end;
+  }
+  generation_.store(generation, std::memory_order_seq_cst);
   wake_sleepers();
-  int begin, end;
-  chunk(0, begin, end);
-  if (begin < end) body(ctx, begin, end);
-  for (uint32_t left = pending_.load(std::memory_order_acquire); left != 0;
-       left = pending_.load(std::memory_order_acquire)) {
-    wait_change(pending_, left, master_budget_);
+  work(0, gen);
+  // Only the items other threads took are left; they are being run.
+  for (uint32_t d = done_.load(std::memory_order_acquire); d != n_;
+       d = done_.load(std::memory_order_acquire)) {
+    wait_change(done_, d, master_budget_);
   }
 }
 

@@ -50,8 +50,9 @@ void Simulator::set_watchdog(uint64_t cycles) {
 // oversubscribed machine).
 // Rows go to threads in contiguous blocks (static schedule, row_team.hpp): a thread then
 // works on the same rows cycle after cycle, so their state stays in its core's cache, and
-// only the rows at a block's edges share cache lines with another thread. OpenMP gives
-// the default thread count (OMP_NUM_THREADS); the team runs the phases.
+// only the rows at a block's edges share cache lines with another thread; a thread done
+// with its block takes rows from the end of another's. OpenMP gives the default thread
+// count (OMP_NUM_THREADS); the team runs the phases.
 bool Simulator::serial() const {
   const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
   return nt <= 1 || active_routers_ < parallel_min_routers_;
@@ -66,23 +67,8 @@ void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
     return;
   }
   ++parallel_phases_;
-  // Chunks of equal work rather than equal rows: a row's work is about its active
-  // routers (and a little per row), and activity is often uneven across rows (a
-  // wavefront, a busy band), which left one thread waiting for the other.
-  bounds_.assign(static_cast<size_t>(nt) + 1, n);
-  bounds_[0] = 0;
-  uint64_t total = 0;
-  for (int r : rows) total += rows_[static_cast<size_t>(r)].active_count + 1u;
-  uint64_t sum = 0;
-  int k = 1;
-  for (int i = 0; i < n && k < nt; ++i) {
-    sum += rows_[static_cast<size_t>(rows[static_cast<size_t>(i)])].active_count + 1u;
-    while (k < nt && sum * static_cast<uint64_t>(nt) >= total * static_cast<uint64_t>(k)) {
-      bounds_[static_cast<size_t>(k++)] = i + 1;
-    }
-  }
   auto each = [&](int i) { f(rows[static_cast<size_t>(i)]); };
-  team_.run(nt, n, each, bounds_.data());
+  team_.run(nt, n, each);
 }
 
 void Simulator::rebuild_active() {

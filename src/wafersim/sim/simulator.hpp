@@ -139,7 +139,6 @@ class Simulator {
   uint64_t run_max_cycles_ = 0;
   uint64_t idle_for_ = 0;  // cycles without progress (the watchdog's count)
   RunResult run_;
-  std::vector<int> bounds_;  // where each thread's rows start in a parallel phase
   RowTeam team_;  // last member: its threads stop before the rest goes
 };
 

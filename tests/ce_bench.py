@@ -10,6 +10,23 @@ from wafersim.asm import encode_line
 SINK = 9  # a fabric color the tests collect output on
 
 
+def doubling_program(n: int) -> str:
+    """Task `t` doubles the n fp16 values of `x` in place (x = x + x): one long vector
+    operation over memory alone, which runs in bulk."""
+    return f"""
+    .data
+    x: .space fp16, {n}
+    vx: .dsd mem1d, base=x, length={n}, stride=2
+    .export x
+    .code
+    .task t, 1
+    t: lds0wds S0[0], vx
+       lds1wds S1[0], vx
+       lddwds D[0], vx
+       faddh.t D[0], S0[0], S1[0]
+    """
+
+
 def run_program(source: str, *, launch=None, inject=(), cycles=None, **pe_args):
     """Assembles and loads `source`, queues injections (color, values, kwargs), launches
     the named tasks, runs, and returns the bench."""

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wafersim as ws
+from ce_bench import doubling_program
 
 NAMES = ("x", "y", "z")
 
@@ -399,18 +400,7 @@ def test_a_wafer_kernel_gives_the_same_results_and_cycles_with_and_without_bulk_
 def test_a_long_bulk_operation_counts_as_progress_for_the_watchdog():
     """2000 iterations of one operation with a 50-cycle watchdog, on the lone PE and on a
     wafer: each counted cycle is progress, as each iteration is on the element path."""
-    src = """
-    .data
-    x: .space fp16, 8000
-    vx: .dsd mem1d, base=x, length=8000, stride=2
-    .export x
-    .code
-    .task t, 1
-    t: lds0wds S0[0], vx
-       lds1wds S1[0], vx
-       lddwds D[0], vx
-       faddh.t D[0], S0[0], S1[0]
-    """
+    src = doubling_program(8000)
     x = np.full(8000, 0.5, np.float16)
     pe = ws.pe.LonePE(memory_bytes=48 * 1024)
     pe.load(src)

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wafersim as ws
+from ce_bench import doubling_program
 from wafersim.errors import ConfigError, WaferError
 from wafersim.kernels import matvec
 
@@ -149,18 +150,7 @@ def test_a_pe_that_waits_forever_deadlocks_at_the_same_cycle_with_the_same_repor
     assert "compute element: task 40 running" in asleep[2]
 
 
-LONG_BULK = """
-.data
-x: .space fp16, 6000
-vx: .dsd mem1d, base=x, length=6000, stride=2
-.export x
-.code
-.task t, 1
-t: lds0wds S0[0], vx
-   lds1wds S1[0], vx
-   lddwds D[0], vx
-   faddh.t D[0], S0[0], S1[0]
-"""
+LONG_BULK = doubling_program(6000)
 
 
 def _bulk_wafer(sleep, watchdog=10_000, **ce):

@@ -3,6 +3,8 @@ picker's policies [0375], the register writes of a picked wavelet [0346]-[0347],
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from ce_bench import REPORT_R2, load_words, run_program, sent
 
 import wafersim as ws
@@ -210,3 +212,36 @@ def test_trace_records_task_spans(tmp_path):
     spans = [e for e in ev if e.get("ph") == "X"]
     assert len(spans) == 1 and spans[0]["name"] == "task t" and spans[0]["dur"] == 2 + 3
     assert np.isclose(spans[0]["ts"], 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(queues=st.sets(st.integers(0, 23), max_size=6),
+       acts=st.sets(st.integers(0, 59), max_size=6),
+       release=st.integers(0, 59))
+def test_round_robin_serves_queues_and_activations_in_position_order_0375(queues, acts,
+                                                                          release):
+    """The round robin of [0375] over 128 positions (id i's queue at 2 i, its activation at
+    2 i + 1): with every candidate waiting at once, tasks start in position order from the
+    one after the last pick (the release task's activation), wrapping around."""
+    acts = acts - {release}
+    assume(release not in queues)
+    used = sorted(queues | acts)
+    hold = "\n".join(f"         block {i}" for i in used) + "\n         nop.t"
+    free = "\n".join(f"         unblock {i}" for i in used) + "\n         nop.t"
+    tasks = "\n".join(f".task t{i}, {i}\nt{i}: nop.t" for i in used)
+    pe = ws.pe.LonePE(trace=True)
+    pe.load(f".task hold, 62\n.task free, {release}\n{tasks}\nhold:\n{hold}\nfree:\n{free}\n")
+    pe.launch("hold")
+    pe.run(len(used) + 10)
+    for q in queues:
+        pe.inject(q, [1.0])
+    for a in acts:
+        pe.launch(a)
+    pe.run(40)
+    pe.launch("free")
+    pe.run()
+    started = [(i, how) for i, how, _, _ in pe.stats()["task_spans"]][2:]   # after hold, free
+    waiting = [2 * q for q in queues] + [2 * a + 1 for a in acts]
+    after = 2 * release + 1
+    expect = sorted(waiting, key=lambda p: (p <= after, p))
+    assert started == [(p // 2, "activation" if p & 1 else "data_wavelet") for p in expect]

@@ -236,3 +236,70 @@ def test_code_rewritten_under_a_running_loop_takes_effect_at_once():
     pe.load(loop.format(k=3))  # the same slots, a new immediate; the task keeps running
     pe.run(100)
     assert pe.gpr(1) - before in (3 * 49, 3 * 50, 3 * 51)
+
+
+# ---- one-element operations on registers --------------------------------------------------
+
+TWO_SOURCE = ["add16", "sub16", "mul16", "and16", "or16", "xor16", "shl16", "shr16", "sar16",
+              "faddh", "fsubh", "fmulh", "fmaxh", "fminh"]
+ONE_SOURCE = ["mov16", "neg16", "not16", "fabsh", "fnegh"]
+
+
+def _alu(op, a, src, b, fpc=0):
+    """`op r1, r1, src` (or `op r1, src`) with r1 = a, r2 = b, memory [r6] = b, under FP
+    control `fpc`: r1 after it and the counts."""
+    args = f"r1, {src}" if op in ONE_SOURCE else f"r1, r1, {src}"
+    pe = ws.pe.LonePE()
+    pe.load(f"""
+    .task t, 1
+    t:  li r7, {fpc}
+        setfpc r7
+        li r1, {a}
+        li r2, {b}
+        li r6, {ADDR}
+        {op} {args}
+        term
+    """)
+    pe.write_memory(ADDR, np.array([b], np.uint16).view(np.uint8))
+    pe.launch("t")
+    s = pe.run()
+    counts = (s["iterations"], s["element_ops"], s["cycles"], sum(s["instructions"].values()))
+    return pe.gpr(1), counts
+
+
+@settings(deadline=None, max_examples=80)
+@given(op=st.sampled_from(TWO_SOURCE + ONE_SOURCE), a=st.integers(0, 0xFFFF),
+       b=st.integers(0, 0xFFFF), fpc=st.sampled_from([0, 1, 2053]))
+def test_a_register_operation_writes_what_the_memory_operand_path_writes(op, a, b, fpc):
+    """Register operations run without a vector operation (Route::alu): the register they
+    write and every count must be those of the same operation with its source 1 in memory
+    (the vector path), also under directed and stochastic rounding."""
+    reg, counts = _alu(op, a, "r2", b, fpc)
+    mem, mem_counts = _alu(op, a, "[r6]", b, fpc)
+    assert reg == mem and counts == mem_counts
+
+
+@settings(deadline=None, max_examples=30)
+@given(a=st.integers(0, 0xFFFF), b=st.integers(0, 0xFFFF))
+def test_register_add_sub_mul_wrap_as_16_bit_integers_and_faddh_rounds_as_numpy(a, b):
+    assert _alu("add16", a, "r2", b)[0] == (a + b) & 0xFFFF
+    assert _alu("sub16", a, "r2", b)[0] == (a - b) & 0xFFFF
+    assert _alu("mul16", a, "r2", b)[0] == (a * b) & 0xFFFF
+    x, y = np.array([a, b], np.uint16).view(np.float16)
+    if not (np.isnan(x) or np.isnan(y)):
+        with np.errstate(all="ignore"):
+            want = int(np.array([x + y], np.float16).view(np.uint16)[0])
+        got = _alu("faddh", a, "r2", b)[0]
+        assert got == want or np.isnan(np.array([got], np.uint16).view(np.float16)[0])
+
+
+def test_a_register_operation_with_each_immediate_matches_the_memory_path():
+    for op in ("add16", "and16", "faddh", "fmulh", "mov16"):
+        fp = op.startswith("f")
+        for code in range(16):
+            if code == 8:
+                continue  # the LFSR draw (a vector-path operand)
+            v = FP_IMM[code] if fp else INT_IMM[code]
+            b = int(np.array([v], np.float16).view(np.uint16)[0]) if fp else v & 0xFFFF
+            spelled = f"#{FP_SPELLED[code] if fp else v}"
+            assert _alu(op, 0x3C00, spelled, b) == _alu(op, 0x3C00, "[r6]", b), (op, code)

@@ -163,7 +163,7 @@ class ComputeElement {
   // goes through the checks of issue_checked (illegal words, empty entries, tensor
   // instructions that wait for the unit); the others go straight to their execution, the
   // loop-control instructions of a scalar loop without even execute_scalar's dispatch.
-  enum class Route : uint8_t { checked, scalar, vector, compare, add_imm, jump, branch_rel };
+  enum class Route : uint8_t { checked, scalar, vector, compare, alu, add_imm, jump, branch_rel };
   struct Decoded {
     Instruction in;
     Route route = Route::checked;
@@ -171,10 +171,13 @@ class ComputeElement {
     bool src1_imm = false;
     // add_imm: the sign-extended immediate; jump: the target; branch_rel: the signed
     // offset, taken when the flag equals `cond`; compare (a 16-bit comparison of a
-    // register with a register or an immediate, a one-element vector operation): the
-    // immediate's value when src1_imm, else src1 is register reg1.
+    // register with a register or an immediate, a one-element vector operation) and alu
+    // (a 16-bit operation whose destination is register reg0, its source 0 the same
+    // register when `src0`, its source 1 a register or an immediate): the immediate's
+    // value when src1_imm, else src1 is register reg1.
     int32_t value = 0;
     bool cond = false;
+    bool src0 = false;
   };
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
   const Decoded& decoded(uint32_t index);  // index < max_instructions
@@ -182,6 +185,7 @@ class ComputeElement {
   void issue_instruction();
   void issue_checked(const Instruction& in);
   void execute_compare(const Decoded& d);
+  void execute_alu(const Decoded& d);
   void start_vector(const Instruction& in);
   void finish_vector_instruction(const Instruction& in);
   void suspend_foreground();

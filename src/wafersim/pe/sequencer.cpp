@@ -47,6 +47,27 @@ const ComputeElement::Decoded& ComputeElement::decoded(uint32_t index) {
   return decoded_[at - 1u];
 }
 
+namespace {
+
+// A vector-kind instruction that is an operation on one 16-bit register: its destination
+// a register (in place of source 0 in the two-source form), source 1 a register or an
+// immediate other than the LFSR draw, and no multiply-accumulate (which also reads the
+// scalar in GPR2/3).
+bool alu_on_registers(const Instruction& in) {
+  const isa::OpInfo& info = in.info();
+  const auto narrow = [](isa::Elem e) { return e != isa::Elem::fp32 && e != isa::Elem::i32; };
+  if (info.vop == isa::VecOp::fmac || info.vop == isa::VecOp::fmac_mixed ||
+      !narrow(info.src0) || !narrow(info.src1) || !narrow(info.dst)) {
+    return false;
+  }
+  const bool src1_ok = in.op1_type == 2 || (in.op1_type == 3 && in.op1 != isa::kImmPrn);
+  if (info.family == isa::Family::dst2src) return in.op0_type == 2 && src1_ok;
+  if (info.family == isa::Family::dst1src) return in.op0_type != 0 && src1_ok;
+  return false;
+}
+
+}  // namespace
+
 ComputeElement::Decoded ComputeElement::classify(const Instruction& in) const {
   Decoded d;
   d.in = in;
@@ -74,6 +95,18 @@ ComputeElement::Decoded ComputeElement::classify(const Instruction& in) const {
       return d;
     }
     d.route = Route::vector;
+  } else if (kind == Kind::vector && alu_on_registers(in)) {
+    // A one-element operation on registers: issue_vector_op would resolve register and
+    // immediate operands of one element, without error, and run one iteration.
+    d.route = Route::alu;
+    d.reg0 = in.op0;
+    d.reg1 = in.op1;
+    d.src0 = info.family == isa::Family::dst2src;
+    d.src1_imm = in.op1_type == 3;
+    if (d.src1_imm) {
+      d.value = static_cast<int32_t>(
+          imm_operand(core_, {0, info.mnemonic, "src1"}, in.op1, info.src1).value);
+    }
   } else if (kind == Kind::vector ||
              ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) &&
               vector_source)) {
@@ -128,6 +161,7 @@ void ComputeElement::issue_instruction() {
       else advance(pc + 1, d.in.term);
       break;
     case Route::compare: execute_compare(d); break;
+    case Route::alu: execute_alu(d); break;
     case Route::scalar: execute_scalar(d.in); break;
     default: start_vector(d.in);
   }
@@ -324,6 +358,21 @@ void ComputeElement::execute_compare(const Decoded& d) {
   const uint32_t a = core_.gpr[d.reg0];
   const uint32_t b = d.src1_imm ? static_cast<uint32_t>(d.value) : core_.gpr[d.reg1];
   core_.flag = datapath::compare(info.vop, info.src1, a, b);
+  CeStats& s = core_.stats();
+  ++s.iterations;
+  ++s.element_ops;
+  ++core_.progress;
+  advance(task_.pc + 1, d.in.term);
+}
+
+// An operation routed as Route::alu: what start_vector does for it (one iteration of one
+// element: the datapath, the register written, the counts), without a VectorOp.
+void ComputeElement::execute_alu(const Decoded& d) {
+  const isa::OpInfo& info = d.in.info();
+  const uint32_t a = d.src0 ? core_.gpr[d.reg0] : 0u;
+  const uint32_t b = d.src1_imm ? static_cast<uint32_t>(d.value) : core_.gpr[d.reg1];
+  core_.gpr[d.reg0] = static_cast<uint16_t>(
+      datapath::compute(info.vop, info.src1, info.dst, a, b, 0u, core_.fpc, core_.rng));
   CeStats& s = core_.stats();
   ++s.iterations;
   ++s.element_ops;

@@ -215,21 +215,23 @@ uint64_t fast_fma_bits(uint64_t a, uint64_t b, uint64_t c, const FloatFormat& f,
   return fma_bits(a, b, c, f, ctl, rng);
 }
 
-// The same compositions as the reference's (fp_arith.cpp).
+// The same compositions as the reference's (fp_arith.hpp).
 uint64_t fast_mul_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                        LfsrBank* rng) {
-  return fast_fma_bits(a, b, f.sign_mask(), f, ctl, rng);
+  const FmaOperands o = mul_as_fma(a, b, f);
+  return fast_fma_bits(o.x, o.y, o.z, f, ctl, rng);
 }
 
 uint64_t fast_add_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                        LfsrBank* rng) {
-  const uint64_t one = static_cast<uint64_t>(f.bias()) << f.man_bits;
-  return fast_fma_bits(a, one, b, f, ctl, rng);
+  const FmaOperands o = add_as_fma(a, b, f);
+  return fast_fma_bits(o.x, o.y, o.z, f, ctl, rng);
 }
 
 uint64_t fast_sub_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                        LfsrBank* rng) {
-  return fast_add_bits(a, is_nan(b, f) ? b : (b ^ f.sign_mask()), f, ctl, rng);
+  const FmaOperands o = sub_as_fma(a, b, f);
+  return fast_fma_bits(o.x, o.y, o.z, f, ctl, rng);
 }
 
 }  // namespace wafersim::numerics

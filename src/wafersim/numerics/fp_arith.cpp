@@ -50,20 +50,20 @@ uint64_t fma_bits(uint64_t a, uint64_t b, uint64_t c, const FloatFormat& f,
 
 uint64_t mul_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                   LfsrBank* rng) {
-  // a * b + (-0) is a * b exactly, including the sign of a zero product.
-  return fma_bits(a, b, f.sign_mask(), f, ctl, rng);
+  const FmaOperands o = mul_as_fma(a, b, f);
+  return fma_bits(o.x, o.y, o.z, f, ctl, rng);
 }
 
 uint64_t add_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                   LfsrBank* rng) {
-  const uint64_t one = static_cast<uint64_t>(f.bias()) << f.man_bits;
-  return fma_bits(a, one, b, f, ctl, rng);
+  const FmaOperands o = add_as_fma(a, b, f);
+  return fma_bits(o.x, o.y, o.z, f, ctl, rng);
 }
 
 uint64_t sub_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                   LfsrBank* rng) {
-  const bool b_nan = is_nan(b, f);
-  return add_bits(a, b_nan ? b : (b ^ f.sign_mask()), f, ctl, rng);
+  const FmaOperands o = sub_as_fma(a, b, f);
+  return fma_bits(o.x, o.y, o.z, f, ctl, rng);
 }
 
 }  // namespace wafersim::numerics

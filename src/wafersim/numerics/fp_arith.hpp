@@ -16,6 +16,23 @@ namespace wafersim::numerics {
 // a * b + c with one rounding.
 uint64_t fma_bits(uint64_t a, uint64_t b, uint64_t c, const FloatFormat& f,
                   const FpControl& ctl, LfsrBank* rng);
+// Add, subtract and multiply are one fused multiply-add x * y + z each (so one rounding):
+// a + b = a * 1 + b, a - b = a + (-b) (a NaN b keeps its sign), a * b = a * b + (-0)
+// (exactly a * b, including the sign of a zero product). The reference's and the fast
+// paths' operations all form them here.
+struct FmaOperands {
+  uint64_t x, y, z;
+};
+inline FmaOperands add_as_fma(uint64_t a, uint64_t b, const FloatFormat& f) {
+  return {a, static_cast<uint64_t>(f.bias()) << f.man_bits, b};
+}
+inline FmaOperands sub_as_fma(uint64_t a, uint64_t b, const FloatFormat& f) {
+  return add_as_fma(a, is_nan(b, f) ? b : (b ^ f.sign_mask()), f);
+}
+inline FmaOperands mul_as_fma(uint64_t a, uint64_t b, const FloatFormat& f) {
+  return {a, b, f.sign_mask()};
+}
+
 uint64_t add_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,
                   LfsrBank* rng);
 uint64_t sub_bits(uint64_t a, uint64_t b, const FloatFormat& f, const FpControl& ctl,

@@ -8,6 +8,7 @@
 #include "wafersim/errors.hpp"
 #include "wafersim/numerics/convert.hpp"
 #include "wafersim/numerics/fast_fma.hpp"
+#include "wafersim/numerics/fp_arith.hpp"
 #include "wafersim/numerics/fast_fma_lanes.hpp"
 
 namespace wafersim::pe::datapath {
@@ -161,40 +162,32 @@ namespace {
 // Lanes per call of the lane loops: operands staged on the stack.
 constexpr size_t kLaneChunk = 64;
 
-// The fused multiply-add x * y + z each operation is, as compute() forms it (one simple
-// loop per operand, which the compiler vectorizes).
+// The fused multiply-add x * y + z each operation is, as compute() forms it
+// (numerics::add_as_fma and its siblings; one simple loop per operation, which the
+// compiler vectorizes).
 template <typename T>
 void fma_operands(VecOp op, const uint32_t* a, const uint32_t* b, uint32_t c, size_t n, T* x,
                   T* y, T* z) {
   const FloatFormat& f = sizeof(T) == 4 ? kFp32 : kFp16;
-  const T sign = static_cast<T>(f.sign_mask());
-  const T one = static_cast<T>(static_cast<uint64_t>(f.bias()) << f.man_bits);
-  const auto copy = [n](const uint32_t* from, T* to) {
-    for (size_t k = 0; k < n; ++k) to[k] = static_cast<T>(from[k]);
+  const auto form = [&](auto as_fma) {
+    for (size_t k = 0; k < n; ++k) {
+      const numerics::FmaOperands o = as_fma(a[k], b[k], f);
+      x[k] = static_cast<T>(o.x);
+      y[k] = static_cast<T>(o.y);
+      z[k] = static_cast<T>(o.z);
+    }
   };
-  const auto fill = [n](T v, T* to) { std::fill(to, to + n, v); };
   switch (op) {
     case VecOp::fmac:  // a + b * c
-      copy(b, x);
-      fill(static_cast<T>(c), y);
-      copy(a, z);
-      return;
-    case VecOp::fadd:
-    case VecOp::fsub:
-      copy(a, x);
-      fill(one, y);
-      copy(b, z);
-      if (op == VecOp::fsub) {
-        for (size_t k = 0; k < n; ++k) {
-          if (!numerics::is_nan(z[k], f)) z[k] = static_cast<T>(z[k] ^ sign);
-        }
+      for (size_t k = 0; k < n; ++k) {
+        x[k] = static_cast<T>(b[k]);
+        y[k] = static_cast<T>(c);
+        z[k] = static_cast<T>(a[k]);
       }
       return;
-    default:  // fmul: a * b + (-0)
-      copy(a, x);
-      copy(b, y);
-      fill(sign, z);
-      return;
+    case VecOp::fadd: form(numerics::add_as_fma); return;
+    case VecOp::fsub: form(numerics::sub_as_fma); return;
+    default: form(numerics::mul_as_fma); return;  // fmul
   }
 }
 

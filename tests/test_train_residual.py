@@ -9,10 +9,10 @@ import pytest
 import wafersim as ws
 from wafersim.errors import ConfigError
 from wafersim.mapping import task_ids as T
-from wafersim.reference.training import graph_of, mlp_forward, train_numpy
+from wafersim.reference.training import graph_of, mlp_forward
 
 from train_refs import (assert_params_close, assert_trains_like, data, device_reference,
-                        torch_sgd)
+                        torch_sgd, wafer_and_numpy_sgd)
 
 pytestmark = pytest.mark.nosanitize  # whole training runs: minutes under AddressSanitizer
 
@@ -154,14 +154,9 @@ def test_residual_training_bit_identical_to_device_order_reference(inner, blocks
 def test_residual_training_close_to_numpy_and_torch():
     model = residual_model()
     X, Y = data(40, seed=2)
-    dense = model.dense_layers()
-    params = [(d.linear.weight, d.linear.bias) for d in dense]
-    acts = [d.activation for d in dense]
-    tr = ws.Trainer(ws.map(model), algo="sgd", lr=0.05, progress=False)
-    tr.fit(X, Y, epochs=1, shuffle=False)
-    want = train_numpy(params, acts, X, Y, 0.05, skips=skips_of(model))
-    assert_params_close(tr.weights(), want)
-    assert_params_close(tr.weights(), torch_sgd(model, X, Y, 0.05))
+    got, want = wafer_and_numpy_sgd(model, X, Y, 0.05)
+    assert_params_close(got, want)
+    assert_params_close(got, torch_sgd(model, X, Y, 0.05))
 
 
 def test_skip_depth_changes_timing_not_results():

@@ -10,10 +10,10 @@ import wafersim as ws
 from wafersim.balance.mapped import balanced_skip_depths
 from wafersim.errors import ConfigError
 from wafersim.mapping import task_ids as T
-from wafersim.reference.training import graph_of, mlp_forward, train_numpy
+from wafersim.reference.training import graph_of, mlp_forward
 
 from train_refs import (assert_params_close, assert_trains_like, data, device_reference,
-                        relu_layers, stream_with_depth, torch_sgd)
+                        relu_layers, stream_with_depth, torch_sgd, wafer_and_numpy_sgd)
 
 pytestmark = pytest.mark.nosanitize  # whole training runs: minutes under AddressSanitizer
 
@@ -172,15 +172,9 @@ def test_two_branch_training_bit_identical_to_device_order_reference(f_inner, g_
 def test_two_branch_training_close_to_numpy_and_torch():
     model = two_branch_model(f_inner=(6,), m=6)
     X, Y = data(40, seed=2)
-    dense = model.dense_layers()
-    params = [(d.linear.weight, d.linear.bias) for d in dense]
-    acts = [d.activation for d in dense]
-    tr = ws.Trainer(ws.map(model), algo="sgd", lr=0.05, progress=False)
-    tr.fit(X, Y, epochs=1, shuffle=False)
-    skips, sources = graph_of(dense)
-    want = train_numpy(params, acts, X, Y, 0.05, skips=skips, sources=sources)
-    assert_params_close(tr.weights(), want)
-    assert_params_close(tr.weights(), torch_sgd(model, X, Y, 0.05))
+    got, want = wafer_and_numpy_sgd(model, X, Y, 0.05)
+    assert_params_close(got, want)
+    assert_params_close(got, torch_sgd(model, X, Y, 0.05))
 
 
 # ---- balancing on the wafer ---------------------------------------------------------------

@@ -20,6 +20,20 @@ def torch_sgd(model, X, Y, lr: float) -> list:
     return [(d.linear.weight, d.linear.bias) for d in ws.nn.from_torch(net).dense_layers()]
 
 
+def wafer_and_numpy_sgd(model, X, Y, lr: float) -> tuple[list, list]:
+    """One epoch of SGD in order on the wafer and in the numpy reference, which follows
+    the model's graph (residual skips, a two-branch block's sources): both weight lists."""
+    from wafersim.reference.training import graph_of, train_numpy
+
+    dense = model.dense_layers()
+    params = [(d.linear.weight, d.linear.bias) for d in dense]
+    acts = [d.activation for d in dense]
+    tr = ws.Trainer(ws.map(model), algo="sgd", lr=lr, progress=False)
+    tr.fit(X, Y, epochs=1, shuffle=False)
+    skips, sources = graph_of(dense)
+    return tr.weights(), train_numpy(params, acts, X, Y, lr, skips=skips, sources=sources)
+
+
 def assert_params_close(got, want, rtol=1e-5, atol=1e-6) -> None:
     for (W, b), (Wr, br) in zip(got, want, strict=True):
         assert np.allclose(W, Wr, rtol=rtol, atol=atol)

@@ -5,7 +5,7 @@
     print(plan.listing(0, (1, 2)))       # the program of layer 0's PE (1, 2)
     plan.picture()                       # which PEs hold which layer, which colors run where
 
-The plan loads one program per PE (pe_program.py), the routes of routes.py and the
+The plan loads one program per PE (program/), the routes of routes.py and the
 model's weights; the wafer is then ready for ``ws.Trainer``.
 """
 
@@ -22,7 +22,8 @@ from ..nn.sequential import DenseLayer, Sequential
 from . import task_ids as T
 from .block_shapes import choose_blocks, pe_data_bytes
 from .colors import ROLE_NAMES, allocate_colors, mapping_roles
-from .pe_program import PASSES, PeSpec, pe_source
+from .lowering import activation_for, loss_for, optimizer_for
+from .program import PASSES, PeSpec, pe_source
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .routes import mapping_routes
 
@@ -35,8 +36,14 @@ class Plan:
     """A model mapped onto a wafer: blocks, colors, routes and one program per PE."""
 
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
-                 dtype: str, slots: int, skip_depths: dict[int, int] | None = None):
+                 dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
+                 loss=None, optimizer=None):
         self.model = model
+        #: the loss and the optimizer compiled into the programs (ws.nn / ws.optim objects)
+        self.loss = loss
+        self.optimizer = optimizer
+        self.loss_lowering = loss_for(loss)
+        self.optimizer_lowering = optimizer_for(optimizer)
         self.wafer = wafer
         self.layers = blocks
         self.colors = colors
@@ -135,10 +142,14 @@ class Plan:
             extra["skip_grad_in"] = col["B"]
         if c == b.cols - 1 and any(p == b.index for p, _, _ in self.branches):
             extra["skip_grad_in"] = col["G"]
-        return PeSpec(layer=b.index, last=b.index == L - 1, row=r, col=c, rows=b.rows,
-                      cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout, activation=d.activation,
+        last = b.index == L - 1
+        return PeSpec(layer=b.index, last=last, row=r, col=c, rows=b.rows,
+                      cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout,
+                      act=activation_for(d.activation, d.act_module),
                       bias=d.has_bias, dtype=self.dtype, slots=self.slots,
                       n_out_layer=d.n_out, qcap=self.wafer._core.ce_config.input_queue_depth,
+                      optimizer=self.optimizer_lowering,
+                      loss=self.loss_lowering if last and r == c else None,
                       a_in=a_in, d_col=col["D"],
                       p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in, **extra)
 
@@ -397,7 +408,8 @@ def _origin(origin) -> tuple[int, int]:
 
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
-              slots: int | None = None, skip_depth="balanced") -> Plan:
+              slots: int | None = None, skip_depth="balanced", loss=None,
+              optimizer=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -411,8 +423,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       a {join layer: depth} dict, or "balanced" (the depth ``ws.balance`` chooses so that
       the join does not stall the pipeline; docs/balance.md, "On the wafer").
     """
+    from ..nn.losses import MSELoss
+    from ..optim import SGD
     from ..wafer import Wafer
 
+    loss = MSELoss() if loss is None else loss
+    optimizer = SGD() if optimizer is None else optimizer
     if not isinstance(model, Sequential):
         if type(model).__module__.startswith("torch"):
             from ..nn.torch_io import from_torch
@@ -487,6 +503,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for p in (p for b in layer_blocks for p in b.points()):
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
-    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths)
+    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
+                loss=loss, optimizer=optimizer)
     plan.load()
     return plan

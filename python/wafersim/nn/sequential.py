@@ -28,6 +28,8 @@ class DenseLayer:
     #: This layer starts branch g of a ``TwoBranch``: the index of the layer whose output
     #: it reads (the fork), instead of the layer before it (None).
     input_from: int | None = None
+    #: The activation layer itself (its parameters, e.g. LeakyReLU's slope); None: identity.
+    act_module: object = None
 
     def source(self, index: int) -> int:
         """Index of the layer whose output this layer (at ``index``) reads; -1: the input."""
@@ -111,7 +113,7 @@ class Sequential(Module):
                     what = "the first layer" if i == 0 else "an activation right after another"
                     raise ConfigError(f"layer {i} ({layer!r}) is {what}; every activation must "
                                       "follow a Linear layer")
-                out.append(DenseLayer(pending[0], pending[1], layer.name))
+                out.append(DenseLayer(pending[0], pending[1], layer.name, act_module=layer))
                 pending = None
             elif isinstance(layer, (Residual, TwoBranch)):
                 kind = type(layer).__name__
@@ -129,15 +131,17 @@ class Sequential(Module):
                     inner = layer.f.dense_layers()
                     for k, d in enumerate(inner):
                         out.append(DenseLayer(i, d.linear, d.activation,
-                                              first if k == len(inner) - 1 else None))
+                                              first if k == len(inner) - 1 else None,
+                                              act_module=d.act_module))
                 else:
                     for d in layer.f.dense_layers():
-                        out.append(DenseLayer(i, d.linear, d.activation))
+                        out.append(DenseLayer(i, d.linear, d.activation, act_module=d.act_module))
                     inner = layer.g.dense_layers()
                     for k, d in enumerate(inner):
                         out.append(DenseLayer(i, d.linear, d.activation,
                                               first if k == len(inner) - 1 else None,
-                                              first - 1 if k == 0 else None))
+                                              first - 1 if k == 0 else None,
+                                              act_module=d.act_module))
             else:
                 raise ConfigError(f"layer {i} ({layer!r}) is not supported on the wafer")
             after_block = type(layer).__name__ if isinstance(layer, (Residual, TwoBranch)) else None

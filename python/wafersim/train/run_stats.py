@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mapping import task_ids as T
-from ..mapping.pe_program import PASSES
+from ..mapping.program import PASSES
 
 __all__ = ["TrainStats"]
 

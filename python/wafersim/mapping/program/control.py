@@ -1,0 +1,130 @@
+"""Samples in flight at one PE: the bookkeeping between passes and the admission of the
+next sample (docs/training.md, "Samples in flight, SGD and mini-batches"; [0622], [0623]).
+A PE takes the next sample's activations only when its partial-sum chain has taken this
+sample's sums, it has a free activation slot (fewer than ``v_k`` samples between their
+forward pass and the end of their backward pass here), and the mini-batch is not
+complete."""
+
+from __future__ import annotations
+
+from ..registers import FSLOT
+from .idioms import bump
+from .spec import PeSpec
+
+__all__ = ["fp_count", "fp_end", "bp_end"]
+
+
+def fp_count(s: PeSpec) -> list[str]:
+    """The moment a sample's forward pass is final at this PE (its sums sent; at a
+    finalizer, its activations kept): in training, count it in flight and note whether it
+    ends a mini-batch; a finalizer may now take its backward pass (which can then end
+    before the forward pass's sends do). r1 = where to continue."""
+    L = [";@pass control",
+         "fp_count: ld16 r5, v_mode",
+         "        eq16 r5, #0",
+         "        bt fpc0                        ; inference: nothing in flight"]
+    L += bump("v_infl", 1)
+    L += ["        ld16 r0, v_flag",
+          "        st16 r0, v_bfull"]
+    if s.final:
+        L += ["        ld16 r4, v_fpsl",
+              "        add16 r4, r4, r4",
+              "        lddwds  D[11], d_flagw",
+              "        mov16 D[11], r0                ; remember for the delta closeout"]
+        L += bump("v_jcnt", 1)
+        L.append("        jmp jadmit                     ; its targets / delta sums may come in")
+    L.append("fpc0:   jr r1")
+    return L
+
+
+def fp_end(s: PeSpec) -> list[str]:
+    """After a sample's forward pass at this PE (fp_count ran): without a backward pass
+    (inference), clear its activation slot and take the next sample; with one, keep the
+    slot and take the next sample only while slots are free and the mini-batch is not
+    complete."""
+    E, K = s.esize, s.slots
+    L = ["fp_end: movi r5, 0",
+         "        st16 r5, v_fpbusy",
+         "        ld16 r5, v_mode",
+         "        eq16 r5, #0",
+         "        bf fpt",
+         f"        mov16 r4, {FSLOT}",
+         "        lddwds  D[11], d_actz",
+         f"        {s.MV} D[11], #0                   ; inference: clear the slot",
+         f"        unblock.t {s.a_in}",
+         "fpt:"]
+    if K > 1:
+        L += ["        ld16 r4, v_fpsl",
+              "        addi r4, 1",
+              f"        li r0, {K}",
+              "        eq16 r4, r0",
+              "        bf fps",
+              "        movi r4, 0",
+              "fps:    st16 r4, v_fpsl",
+              f"        li r0, {E}",
+              "        mul16 r4, r4, r0",
+              f"        mov16 {FSLOT}, r4                  ; next forward slot's offset"]
+    L += ["        jmp admit",
+          # admit: unblock the activations when the next sample may start here
+          "admit:  ld16 r0, v_fpbusy",
+          "        eq16 r0, #0",
+          "        bf adm0",
+          "        ld16 r0, v_bfull",
+          "        eq16 r0, #0",
+          "        bf adm0",
+          "        ld16 r0, v_infl",
+          "        ld16 r5, v_k",
+          "        lt16 r0, r5",
+          "        bf adm0",
+          f"        unblock.t {s.a_in}",
+          "adm0:   term"]
+    return L
+
+
+def bp_end(s: PeSpec) -> list[str]:
+    """After a sample's backward pass at this PE: clear and free its activation slot,
+    apply the mini-batch's update at its end, and admit the next sample."""
+    E, K = s.esize, s.slots
+    L = [";@pass control",
+         "bp_end: ld16 r4, v_bpsl",
+         f"        li r0, {E}",
+         "        mul16 r4, r4, r0",
+         "        lddwds  D[11], d_actz",
+         f"        {s.MV} D[11], #0                   ; clear the slot: only nonzeros are written"]
+    if K > 1:
+        L += ["        ld16 r4, v_bpsl",
+              "        addi r4, 1",
+              f"        li r0, {K}",
+              "        eq16 r4, r0",
+              "        bf bps",
+              "        movi r4, 0",
+              "bps:    st16 r4, v_bpsl",
+              # select the descriptor of the new slot: jump into a table of loads
+              "        add16 r4, r4, r4",
+              "        li r0, bpt",
+              "        add16 r4, r4, r0",
+              "        jr r4",
+              "bpt:"]
+        for k in range(K):
+            L += [f"        lds1wds S1[2], d_actc{k}", "        jmp bpd"]
+        L.append("bpd:")
+    if s.final:
+        L += ["        movi r5, 0",
+              "        st16 r5, v_dpbusy",
+              "        li r1, bpj",
+              "        jmp jadmit",
+              "bpj:"]
+    L += bump("v_infl", -1)
+    L += ["        ld16 r5, v_cpm",
+          "        eq16 r5, #0",
+          "        bt admit"]
+    L += bump("v_gcnt", 1)
+    L += ["        ld16 r5, v_bflag",
+          "        eq16 r5, #0",
+          "        bt admit",
+          "        li r1, bpu",
+          "        jmp ap                         ; end of the mini-batch: update [0623]",
+          "bpu:    movi r5, 0",
+          "        st16 r5, v_bfull",
+          "        jmp admit"]
+    return L

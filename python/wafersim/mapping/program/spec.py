@@ -1,0 +1,103 @@
+"""What makes one PE's program: its place in the layer's block, its colors, and the
+lowerings (activation, loss, optimizer) whose code it carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the lowerings import the program's idioms, not this module
+    from ..lowering.activation import ActivationLowering
+    from ..lowering.loss import LossLowering
+    from ..lowering.optimizer import OptimizerLowering
+
+__all__ = ["PeSpec"]
+
+
+@dataclass(frozen=True)
+class PeSpec:
+    """Everything that makes one PE's program."""
+
+    layer: int
+    last: bool              # the output layer (its finalizers apply the loss)
+    row: int                # in the block
+    col: int
+    rows: int
+    cols: int
+    i0: int                 # first input of I_r
+    nin: int
+    o0: int                 # first output of O_c
+    nout: int
+    act: "ActivationLowering"
+    bias: bool
+    dtype: str              # "fp32" or "fp16"
+    slots: int              # samples in flight this PE can hold
+    n_out_layer: int        # outputs of the whole layer (the loss divides by it)
+    qcap: int               # input queue capacity of a CE: the size of a send round
+    optimizer: "OptimizerLowering"
+    # colors
+    a_in: int               # activations into this row (a task color)
+    d_col: int              # deltas down this column (a task color)
+    p_out: int | None       # forward partial sums toward the finalizer (None at F)
+    p_in: int | None        # forward partial sums from the far neighbour (None at a chain start)
+    h_out: int | None       # delta partial sums west (None in layer 0)
+    h_in: int | None        # delta partial sums from the east (None at the east end)
+    loss: "LossLowering | None" = None  # F of the output layer: the loss it applies
+    a_out: int | None = None    # F: activations out (None: branch f's last layer, whose
+                                # output goes dense to the join on skip_out instead)
+    j_in: int | None = None     # F: delta partial sums of the next layer (or targets)
+    d_send: bool = False        # F: the column has other PEs to send deltas to
+    p_low: int | None = None    # F: partial sums from the rows below (None in row 0)
+    p_high: int | None = None   # F: partial sums from the rows above (None in the top row)
+    skip_out: int | None = None     # F before a residual block (or ending branch f of a
+                                    # two-branch block): its activations to the join
+    skip_in: int | None = None      # F of a join: x (residual) or f(x) (two-branch) arrives
+    skip_depth: int = 0             # F of a join: skip vectors its FIFO holds
+    skip_back: int | None = None    # F of a join: dL/dy back to the block's first layer
+                                    # (two-branch: to branch f's last finalizers)
+    skip_grad_in: int | None = None  # east end of a residual's first layer: dL/dy arrives
+                                     # (two-branch: branch g's dL/dx)
+
+    def lowerings(self) -> list:
+        """The plug-ins whose code and data this PE carries."""
+        parts = [self.act] if self.final else []
+        parts.append(self.optimizer)
+        if self.final and self.last:
+            parts.append(self.loss)
+        return parts
+
+    # ---- roles -------------------------------------------------------------------------------
+    @property
+    def activation(self) -> str:
+        return self.act.name
+
+    @property
+    def join(self) -> bool:
+        return self.skip_in is not None
+
+    @property
+    def final(self) -> bool:
+        return self.row == self.col
+
+    @property
+    def has_dp(self) -> bool:
+        return self.layer > 0
+
+    # ---- number format --------------------------------------------------------------------
+    @property
+    def esize(self) -> int:
+        return 4 if self.dtype == "fp32" else 2
+
+    @property
+    def row_bytes(self) -> int:
+        return (self.nout + self.slots) * self.esize
+
+    @property
+    def FX(self) -> str:
+        """Suffix of the arithmetic instructions: fadds / faddh."""
+        return "s" if self.dtype == "fp32" else "h"
+
+    @property
+    def MV(self) -> str:
+        """The move of one element."""
+        return "mov32" if self.dtype == "fp32" else "mov16"

@@ -49,7 +49,7 @@ def test_inputs_beyond_fp16_range():
     tr = ws.Trainer(ws.map(m, blocks=[(1, 1)], dtype="fp16"), progress=False)
     bad = X.copy()
     bad[0, 0] = 1e6
-    no_cycles(tr, lambda: tr.predict(bad), ws.ConfigError, "range of fp16")
+    no_cycles(tr, lambda: tr.predict(bad), ws.ConfigError, "beyond the range of the plan.s fp16")
 
 
 @pytest.mark.parametrize("labels,match", [
@@ -57,7 +57,7 @@ def test_inputs_beyond_fp16_range():
     (np.array([0, -1, 2, 1, 0]), "label -1 is out of range"),
     (np.array([0, 1, 2]), "3 labels for 5 samples"),
     (np.zeros((5, 4), np.float32), r"targets of shape \(5, 3\)"),
-    (np.full((5, 3), np.nan, np.float32), "NaN or inf"),
+    (np.full((5, 3), np.nan, np.float32), "is nan: values must be finite"),
 ])
 def test_bad_labels_and_targets(trainer, labels, match):
     no_cycles(trainer, lambda: trainer.fit(X, labels), ws.ConfigError, match)
@@ -68,7 +68,7 @@ def test_bad_labels_and_targets(trainer, labels, match):
     ({"lr": 0}, "lr must be a positive number"),
     ({"lr": float("nan")}, "lr must be a positive number"),
     ({"algo": "sgd", "batch_size": 4}, "batch_size=1"),
-    ({"algo": "minibatch", "batch_size": 0}, "batch_size must be a positive"),
+    ({"algo": "minibatch", "batch_size": 0}, "batch_size must be an integer in 1..65535"),
     ({"numerics": "fp16"}, "needs a plan mapped with dtype=fp16"),
     ({"numerics": "int8"}, "numerics must be one of"),
     ({"loss": "cross_entropy"}, "MSELoss"),

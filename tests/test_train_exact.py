@@ -74,7 +74,7 @@ def test_100_samples_bit_identical_weights(algo, batch):
     the wafer computed."""
     model = make_model()
     X, Y = data(100)
-    plan = ws.map(model, blocks=SHAPES)
+    plan = ws.map(model.copy(), blocks=SHAPES)
     tr = ws.Trainer(plan, algo=algo, lr=0.05, batch_size=batch, progress=False)
     hist = tr.fit(X, Y, epochs=1, shuffle=False)
     ref = reference(model, SHAPES)
@@ -91,7 +91,7 @@ def test_sigmoid_and_tanh_layers_bit_identical(act):
     delta pass."""
     model = make_model(acts=(act, act))
     X, Y = data(30)
-    plan = ws.map(model, blocks=SHAPES)
+    plan = ws.map(model.copy(), blocks=SHAPES)
     tr = ws.Trainer(plan, algo="sgd", lr=0.05, progress=False)
     tr.fit(X, Y, shuffle=False)
     ref = reference(model, SHAPES)
@@ -106,7 +106,7 @@ def test_close_to_plain_numpy_gradient_descent(algo, batch):
     largest weight)."""
     model = make_model()
     X, Y = data(100)
-    plan = ws.map(model, blocks=SHAPES)
+    plan = ws.map(model.copy(), blocks=SHAPES)
     tr = ws.Trainer(plan, algo=algo, lr=0.05, batch_size=batch, progress=False)
     tr.fit(X, Y, shuffle=False)
     dense = model.dense_layers()
@@ -123,7 +123,7 @@ def test_close_to_torch_sgd(algo, batch):
     torch = pytest.importorskip("torch", reason="torch is an optional extra (pip install 'wafersim[torch]')")
     model = make_model()
     X, Y = data(100)
-    plan = ws.map(model, blocks=SHAPES)
+    plan = ws.map(model.copy(), blocks=SHAPES)
     tr = ws.Trainer(plan, algo=algo, lr=0.05, batch_size=batch, progress=False)
     tr.fit(X, Y, shuffle=False)
     net = model.to_torch()
@@ -260,7 +260,7 @@ def test_closeouts_name_tasks_by_index_0371():
     plan = ws.map(model, blocks=SHAPES)
     w = plan.wafer
     ws.Trainer(plan, progress=False)
-    plan.set_words("v_mode", np.uint16(0))
+    plan.write_word("v_mode", 0)
     from wafersim.train.streams import input_streams
     for (d, i, c), port in zip(input_streams(X, plan.layers[0].in_groups, "fp32"), plan.input_ports):
         w.inject(port, plan.colors["A0"], d, index=i, ctrl=c)

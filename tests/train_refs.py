@@ -28,7 +28,7 @@ def wafer_and_numpy_sgd(model, X, Y, lr: float) -> tuple[list, list]:
     dense = model.dense_layers()
     params = [(d.linear.weight, d.linear.bias) for d in dense]
     acts = [d.activation for d in dense]
-    tr = ws.Trainer(ws.map(model), algo="sgd", lr=lr, progress=False)
+    tr = ws.Trainer(ws.map(model.copy()), algo="sgd", lr=lr, progress=False)
     tr.fit(X, Y, epochs=1, shuffle=False)
     skips, sources = graph_of(dense)
     return tr.weights(), train_numpy(params, acts, X, Y, lr, skips=skips, sources=sources)

@@ -31,7 +31,7 @@ from . import switches
 # Training (nn, mapping, train) and buffer balancing load on first use: `import wafersim`
 # stays as quick as it was for fabric and kernel work.
 _LAZY = {"nn": ("nn", None), "mapping": ("mapping", None), "train": ("train", None),
-         "balance": ("balance", None),
+         "balance": ("balance", None), "optim": ("optim", None),
          "map": ("mapping", "map_model"), "Plan": ("mapping", "Plan"),
          "Trainer": ("train", "Trainer"), "History": ("train", "History")}
 
@@ -75,6 +75,7 @@ __all__ = [
     "kernels",
     "switches",
     "nn",
+    "optim",
     "mapping",
     "map",
     "Plan",

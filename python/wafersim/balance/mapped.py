@@ -26,7 +26,7 @@ from __future__ import annotations
 import numbers
 
 from ..errors import ConfigError
-from ..nn.sequential import branch_split
+from ..nn.dense import branch_split
 from .builders import from_stages
 from .graph import PipelineGraph
 from .solve import balance

@@ -5,6 +5,7 @@ routes and one CE program per PE (docs/training.md).
 """
 
 from .placement import LayerBlock
-from .plan import DTYPES, Plan, map_model
+from .compile import map_model
+from .plan import DTYPES, Plan
 
 __all__ = ["Plan", "LayerBlock", "map_model", "DTYPES"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..errors import ConfigError
-from ..nn.sequential import DenseLayer
+from ..nn.dense import DenseLayer
 from .placement import in_residual
 
 __all__ = ["pe_data_bytes", "choose_blocks", "DESCRIPTOR_BYTES"]
@@ -24,9 +24,10 @@ DESCRIPTOR_BYTES = 512
 
 
 def pe_data_bytes(nin: int, nout: int, esize: int, slots: int, final: bool, first: bool,
-                  skip_depth: int = 0) -> int:
+                  skip_depth: int = 0, extra: int = 0) -> int:
     """Data bytes a worker (and, if ``final``, finalizer) PE of this size needs;
-    ``skip_depth``: the FIFO slots of a residual's join (0: not a join)."""
+    ``skip_depth``: the FIFO slots of a residual's join (0: not a join); ``extra``: the
+    bytes the lowerings add (an optimizer's velocities, an activation's stored inputs)."""
     n = nin * (nout + slots) + nin * nout + nout        # W + activation slots, G, fpsum
     if not first:
         n += nin                                        # dpsum
@@ -34,27 +35,30 @@ def pe_data_bytes(nin: int, nout: int, esize: int, slots: int, final: bool, firs
         n += nout * (6 + slots)                         # z, bias, gb, a slots, tot, fpr, delta
         if skip_depth:
             n += nout * (skip_depth + 1)                # skip FIFO, y
-    return DESCRIPTOR_BYTES + 2 * slots + n * esize
+    return DESCRIPTOR_BYTES + 2 * slots + n * esize + extra
 
 
-def _max_pe_bytes(d: DenseLayer, r: int, c: int, esize: int, slots: int, first: bool,
-                  skip_depth: int) -> int:
-    nin, nout = math.ceil(d.n_in / r), math.ceil(d.n_out / c)
-    return pe_data_bytes(nin, nout, esize, slots, True, first,
-                         skip_depth if d.skip_from is not None else 0)
+def _no_extra(index: int, nin: int, nout: int, final: bool) -> int:
+    return 0
 
 
 def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: int,
                   max_rows: int | None = None, pe_charge: float = 8.0,
-                  skip_depth: int = 1) -> list[tuple[int, int]]:
+                  skip_depth: int = 1, extra=_no_extra) -> list[tuple[int, int]]:
     """(rows, cols) per layer. ConfigError naming the layer when even the largest block
     allowed cannot hold it. The layers of a residual block get square blocks with the
-    rows they receive (placement.py)."""
+    rows they receive (placement.py). ``extra(layer, nin, nout, final)``: the bytes the
+    lowerings add to such a PE."""
     limit = max_rows or 64
     square = in_residual(dense)
 
     def fits(d, r, c, first):
-        return _max_pe_bytes(d, r, c, esize, slots, first, skip_depth) <= data_bytes
+        i = dense.index(d)
+        nin, nout = math.ceil(d.n_in / r), math.ceil(d.n_out / c)
+        need = pe_data_bytes(nin, nout, esize, slots, True, first,
+                             skip_depth if d.skip_from is not None else 0,
+                             extra(i, nin, nout, True))
+        return need <= data_bytes
 
     n = len(dense)
 

@@ -16,18 +16,20 @@ import numbers
 import numpy as np
 
 from ..asm import Program, assemble, disassemble
-from ..balance.mapped import balanced_skip_depths, check_skip_depth
 from ..errors import ConfigError, ProgramError
-from ..nn.sequential import DenseLayer, Sequential
+from ..nn.sequential import Sequential
 from . import task_ids as T
-from .block_shapes import choose_blocks, pe_data_bytes
-from .colors import ROLE_NAMES, allocate_colors, mapping_roles
-from .lowering import activation_for, loss_for, optimizer_for
+from .runtime_words import Word
+from .runtime_words import by_name as WORD_TABLE
+from .block_shapes import pe_data_bytes
+from .colors import ROLE_NAMES
+from .lowering import loss_for, optimizer_for
+from .pe_specs import pe_spec
 from .program import PASSES, PeSpec, pe_source
-from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
+from .placement import LayerBlock, branch_blocks, residual_blocks
 from .routes import mapping_routes
 
-__all__ = ["Plan", "map_model", "DTYPES"]
+__all__ = ["Plan", "DTYPES"]
 
 DTYPES = {"fp32": np.float32, "fp16": np.float16}
 
@@ -39,6 +41,8 @@ class Plan:
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
                  loss=None, optimizer=None):
         self.model = model
+        #: the torch model ``model`` was converted from (its parameters follow training)
+        self.source_model = None
         #: the loss and the optimizer compiled into the programs (ws.nn / ws.optim objects)
         self.loss = loss
         self.optimizer = optimizer
@@ -95,63 +99,7 @@ class Plan:
 
     # ---- programs --------------------------------------------------------------------------
     def _spec(self, b: LayerBlock, r: int, c: int) -> PeSpec:
-        col = self.colors
-        L = len(self.layers)
-        d = b.dense
-        i0, nin = b.in_groups[r]
-        o0, nout = b.out_groups[c]
-        if r < c:
-            p_out, p_in = col[f"P{r % 2}"], (col[f"P{(r - 1) % 2}"] if r > 0 else None)
-        elif r > c:
-            p_out = col[f"P{1 - r % 2}"]
-            p_in = col[f"P{r % 2}"] if r < b.rows - 1 else None
-        else:
-            p_out = p_in = None
-        if b.index > 0:
-            h_out = col[f"H{c % 2}"] if c > 0 else col[f"J{b.index % 2}"]
-            h_in = col[f"H{(c + 1) % 2}"] if c < b.cols - 1 else None
-        else:
-            h_out = h_in = None
-        a_in = col[f"A{b.index % 2}"]
-        res_only = [(p, j) for p, j in self.residuals
-                    if all(j != jj for _, _, jj in self.branches)]
-        forks = {p - 1 for p, _, _ in self.branches}
-        if any(b.index in (p, s) for p, s, _ in self.branches):
-            a_in = col["X"]            # a two-branch block's first layers read the fork
-        if c == 0 and any(b.index == s for _, s, _ in self.branches):
-            h_out = col["G"]           # branch g's dL/dx, to the east end of f's first layer
-        extra = {}
-        if r == c:
-            extra = dict(a_out=col["X"] if b.index in forks else col[f"A{(b.index + 1) % 2}"],
-                         j_in=col[f"J{(b.index + 1) % 2}"],
-                         d_send=b.rows > 1,
-                         p_low=col[f"P{(c - 1) % 2}"] if c > 0 else None,
-                         p_high=col[f"P{c % 2}"] if c < b.rows - 1 else None)
-            if any(p - 1 == b.index for p, _ in res_only):
-                extra["skip_out"] = col["S"]
-            if any(s - 1 == b.index for _, s, _ in self.branches):
-                # branch f's last layer: its output goes dense to the join, dL/dy comes back
-                extra.update(a_out=None, skip_out=col["S"], j_in=col["K"])
-            if any(j == b.index for _, j in res_only):
-                extra.update(skip_in=col["S"], skip_depth=self.skip_depths[b.index],
-                             skip_back=col["B"])
-            if any(j == b.index for _, _, j in self.branches):
-                extra.update(skip_in=col["S"], skip_depth=self.skip_depths[b.index],
-                             skip_back=col["K"])
-        if c == b.cols - 1 and any(p == b.index for p, _ in res_only):
-            extra["skip_grad_in"] = col["B"]
-        if c == b.cols - 1 and any(p == b.index for p, _, _ in self.branches):
-            extra["skip_grad_in"] = col["G"]
-        last = b.index == L - 1
-        return PeSpec(layer=b.index, last=last, row=r, col=c, rows=b.rows,
-                      cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout,
-                      act=activation_for(d.activation, d.act_module),
-                      bias=d.has_bias, dtype=self.dtype, slots=self.slots,
-                      n_out_layer=d.n_out, qcap=self.wafer._core.ce_config.input_queue_depth,
-                      optimizer=self.optimizer_lowering,
-                      loss=self.loss_lowering if last and r == c else None,
-                      a_in=a_in, d_col=col["D"],
-                      p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in, **extra)
+        return pe_spec(self, b, r, c)
 
     def _build_programs(self) -> None:
         cache: dict[str, Program] = {}
@@ -161,8 +109,10 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self._spec(b, r, c)
+                    extra = sum(part.extra_bytes(spec.nin, spec.nout, esize, spec.slots, r == c)
+                                for part in spec.lowerings())
                     need = pe_data_bytes(spec.nin, spec.nout, esize, spec.slots, r == c,
-                                         b.index == 0, spec.skip_depth)
+                                         b.index == 0, spec.skip_depth, extra)
                     if need > limit:
                         raise self._too_big(b, r, c, need, limit)
                     src = pe_source(spec)
@@ -303,16 +253,72 @@ class Plan:
             out.append((W, bias))
         return out
 
-    def set_words(self, name: str, value, *, finalizers_only: bool = False, last_only: bool = False) -> None:
-        """Writes one runtime variable of the PE programs (mode, learning rate, ...)."""
-        for b in self.layers:
-            if last_only and b.index != len(self.layers) - 1:
-                continue
-            if finalizers_only:
-                for c in range(b.cols):
-                    self.wafer.memcpy_h2d(name, np.atleast_1d(value), rect=b.finalizer(c))
+    def sync_model(self) -> None:
+        """Copies the parameters the PEs hold into the model given to ``ws.map`` (and into
+        the torch model it was converted from, if any), as a torch model holds its trained
+        parameters."""
+        params = self.read_weights()
+        for d, (Wt, bias) in zip(self.model.dense_layers(), params):
+            d.linear.set_parameters(Wt, bias)
+        if self.source_model is not None:
+            from ..nn.torch_io import copy_parameters_to_torch
+
+            copy_parameters_to_torch(self.source_model, params)
+
+    def pes_with(self, where: str) -> list[tuple[int, int]]:
+        """The PEs that hold a runtime word of scope ``where`` (runtime_words.py)."""
+        if where in ("all", "layer0", "not layer0"):
+            return [p for b in self.layers if (where != "layer0" or b.index == 0)
+                    and (where != "not layer0" or b.index > 0) for p in b.points()]
+        if where == "finalizers":
+            return [b.finalizer(c) for b in self.layers for c in range(b.cols)]
+        if where == "output finalizers":
+            b = self.layers[-1]
+            return [b.finalizer(c) for c in range(b.cols)]
+        if where == "joins":
+            return [p for p, s in self.specs.items() if s.final and s.join]
+        raise ConfigError(f"unknown scope of a runtime word: {where!r}")  # pragma: no cover
+
+    def write_word(self, word, value) -> None:
+        """Writes runtime word ``word`` (a ``runtime_words.Word`` or its name) into every
+        PE that has it: a u16 word as an integer 0..65535, a "value" word in the plan's
+        number format. ConfigError when the format cannot hold ``value`` (it would turn
+        into inf, or a nonzero value into 0)."""
+        w = word if isinstance(word, Word) else WORD_TABLE.get(word)
+        if w is None or w.kind == "buffer":
+            raise ConfigError(f"{word!r} is not a runtime word of the PE programs")
+        if w.kind == "u16":
+            if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                    and 0 <= value <= 0xFFFF):
+                raise ConfigError(f"runtime word {w.name} holds an integer 0..65535, got {value!r}")
+            data = np.array([value], np.uint16)
+        else:
+            data = np.array([self.representable(w.name, value)], self._np())
+        points = set(self.pes_with(w.where))
+        for b in self.layers:      # a whole block at once where the word is in all of it
+            pts = b.points()
+            if all(p in points for p in pts) and len(pts) > 1:
+                self.wafer.memcpy_h2d(w.name, data, rect=b.rect)
             else:
-                self.wafer.memcpy_h2d(name, np.atleast_1d(value), rect=b.rect)
+                for p in pts:
+                    if p in points:
+                        self.wafer.memcpy_h2d(w.name, data, rect=p)
+
+    def representable(self, what: str, value: float) -> float:
+        """``value`` if the plan's number format holds it: ConfigError naming ``what``
+        and the format's limits when it would overflow to inf or a nonzero value would
+        round to 0."""
+        v = float(value)
+        t = self._np()
+        with np.errstate(over="ignore", under="ignore"):
+            r = t(v)
+        info = np.finfo(t)
+        if not np.isfinite(v) or not np.isfinite(r) or (v != 0 and r == 0):
+            raise ConfigError(
+                f"{what} = {value!r} cannot be held by this plan's {self.dtype} numbers (they "
+                f"hold magnitudes from {float(info.smallest_subnormal):.3g} to "
+                f"{float(info.max):.6g}); choose another value or map with dtype='fp32'")
+        return v
 
     # ---- descriptions -----------------------------------------------------------------
     def memory(self) -> dict[tuple[int, int], dict]:
@@ -394,116 +400,3 @@ def _params(model, blocks) -> list[tuple[np.ndarray, np.ndarray | None]]:
                                   f"({b.dense.n_out},)")
         out.append((W, bias))
     return out
-
-
-def _origin(origin) -> tuple[int, int]:
-    try:
-        r, c = origin
-        if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0 for v in (r, c)):
-            raise TypeError
-    except (TypeError, ValueError):
-        raise ConfigError(f"origin must be a (row, col) pair of non-negative integers, "
-                          f"got {origin!r}") from None
-    return int(r), int(c)
-
-
-def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
-              slots: int | None = None, skip_depth="balanced", loss=None,
-              optimizer=None) -> Plan:
-    """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
-
-    * ``wafer``: None sizes one automatically (rows of the first block, columns of all
-      blocks, 24 colors); a given wafer must hold the blocks at ``origin``.
-    * ``blocks``: (rows, cols) per Linear layer; None chooses shapes that fit PE memory.
-      Rules: cols <= rows, and a layer's rows equal the previous layer's cols.
-    * ``dtype``: "fp32" or "fp16" (weights, activations, partial sums, deltas).
-    * ``slots``: samples a PE can hold in flight (activation slots); default 2 x layers
-      (SGD uses one; mini-batches stream up to this many through the pipeline).
-    * ``skip_depth``: skip vectors the join of a residual block holds (its FIFO): 1..64,
-      a {join layer: depth} dict, or "balanced" (the depth ``ws.balance`` chooses so that
-      the join does not stall the pipeline; docs/balance.md, "On the wafer").
-    """
-    from ..nn.losses import MSELoss
-    from ..optim import SGD
-    from ..wafer import Wafer
-
-    loss = MSELoss() if loss is None else loss
-    optimizer = SGD() if optimizer is None else optimizer
-    if not isinstance(model, Sequential):
-        if type(model).__module__.startswith("torch"):
-            from ..nn.torch_io import from_torch
-
-            model = from_torch(model)
-        else:
-            raise ConfigError(f"map() takes a ws.nn.Sequential (or torch.nn.Sequential), got "
-                              f"{type(model).__name__}")
-    if dtype not in DTYPES:
-        raise ConfigError(f"dtype must be 'fp32' or 'fp16', got {dtype!r}")
-    dense: list[DenseLayer] = model.dense_layers()
-    for i, d in enumerate(dense):
-        if d.activation not in ("relu", "sigmoid", "tanh", "identity"):
-            raise ConfigError(f"layer {i}: activation {d.activation!r} is not mapped")
-    if slots is None:
-        slots = 2 * len(dense)
-    if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
-        raise ConfigError(f"slots must be an integer 1..64, got {slots!r}")
-    r0, c0 = _origin(origin)
-    esize = 4 if dtype == "fp32" else 2
-    skip_depths = check_skip_depth(skip_depth, dense)
-    if skip_depths == "balanced":
-        skip_depths = balanced_skip_depths(dense, esize)
-    deepest = max(skip_depths.values(), default=1)
-    data_bytes = (wafer._core.ce_config.data_bytes if wafer is not None else 32768)
-    if blocks is None:
-        shapes = choose_blocks(dense, esize, int(slots), data_bytes,
-                               max_rows=(wafer.rows - r0) if wafer is not None else None,
-                               skip_depth=deepest)
-    else:
-        shapes = check_shapes(dense, blocks)
-    width = sum(c for _, c in shapes)
-    height = shapes[0][0]
-    if wafer is None:
-        wafer = Wafer(r0 + height, c0 + width)
-    else:
-        if not isinstance(wafer, Wafer):
-            raise ConfigError(f"wafer must be a ws.Wafer or None, got {type(wafer).__name__}")
-        if wafer.mode != "colors":
-            raise ConfigError("the mapping routes colors: use a Wafer with mode='colors'")
-        if r0 + height > wafer.rows or c0 + width > wafer.cols:
-            raise ConfigError(f"the blocks need {height} x {width} PEs at origin {(r0, c0)}; the "
-                              f"wafer is {wafer.rows} x {wafer.cols}")
-    cfg = wafer._core.ce_config
-    if cfg.microthreads < 8:
-        raise ConfigError(f"the mapping uses 8 microthread entries; this wafer's CEs have "
-                          f"{cfg.microthreads}")
-    if wafer.colors > T.STAGE_DTX:
-        raise ConfigError(f"the mapping stages its sends in local queues {T.STAGE_DTX} and "
-                          f"{T.STAGE_TX}, which need a wafer with at most {T.STAGE_DTX} routable "
-                          f"colors (this one has {wafer.colors})")
-    if cfg.input_queue_depth < 2:
-        raise ConfigError("the mapping needs CE input queues of at least 2 entries")
-    layer_blocks = []
-    col = c0
-    for i, (d, (r, c)) in enumerate(zip(dense, shapes)):
-        layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
-        col += c
-    # colors already routed on the routers this mapping will use are not reused
-    branch = bool(branch_blocks(dense))
-    residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
-    roles = mapping_roles(residual, branch)
-    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols)
-    taken = set()
-    for (r, c) in probe.routers():
-        rid = r * wafer.cols + c
-        for color in range(wafer.colors):
-            dest, src = wafer._core.route(rid, color)
-            if dest or src:
-                taken.add(color)
-    colors = allocate_colors(wafer.colors, taken, residual, branch)
-    for p in (p for b in layer_blocks for p in b.points()):
-        if wafer.pe(*p).loaded:
-            raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
-    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
-                loss=loss, optimizer=optimizer)
-    plan.load()
-    return plan

@@ -8,14 +8,19 @@
                                                   ws.nn.Linear(16, 32)])  # y = f(x) + g(x)
 """
 
-from .layers import (ACTIVATIONS, Activation, Identity, Linear, Module, ReLU, Sigmoid, Tanh,
-                     manual_seed)
-from .losses import MSELoss
+from .activations import ACTIVATIONS, Activation, Identity, ReLU, Sigmoid, Tanh
+from .cross_entropy import CrossEntropyLoss
+from .dense import DenseLayer
+from .gelu import GELU
+from .leaky_relu import LeakyReLU
+from .linear import Linear
+from .losses import Loss, MSELoss
+from .module import Module, manual_seed
 from .residual import Residual
-from .sequential import DenseLayer, Sequential
-from .two_branch import TwoBranch
+from .sequential import Sequential
 from .torch_io import from_torch, to_torch
+from .two_branch import TwoBranch
 
-__all__ = ["Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "Activation",
-           "Sequential", "Residual", "TwoBranch", "DenseLayer", "MSELoss", "from_torch", "to_torch", "manual_seed",
-           "ACTIVATIONS"]
+__all__ = ["Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "LeakyReLU", "GELU",
+           "Activation", "Sequential", "Residual", "TwoBranch", "DenseLayer", "Loss", "MSELoss",
+           "CrossEntropyLoss", "from_torch", "to_torch", "manual_seed", "ACTIVATIONS"]

@@ -11,13 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
-from .layers import Module
-from .sequential import block_layers
+from .blocks import block_layers
+from .dense import DenseLayer
+from .module import Block
+from .torch_support import torch_block
 
 __all__ = ["Residual"]
 
 
-class Residual(Module):
+class Residual(Block):
     """y = f(x) + x. ``f``: a ``Linear``, a list of layers or a ``Sequential`` of Linear and
     activation layers (no nested Residual) whose output size equals its input size."""
 
@@ -39,3 +41,12 @@ class Residual(Module):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return (self.f(x) + x).astype(np.float32)
+
+    def dense_block(self, position: int, first: int) -> list[DenseLayer]:
+        inner = self.f.dense_layers()
+        return [DenseLayer(position, d.linear, d.activation,
+                           first if k == len(inner) - 1 else None, act_module=d.act_module)
+                for k, d in enumerate(inner)]
+
+    def to_torch(self):
+        return torch_block("residual")(self.f.to_torch())

@@ -13,13 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError
-from .layers import Module
-from .sequential import block_layers
+from .blocks import block_layers
+from .dense import DenseLayer
+from .module import Block
+from .torch_support import torch_block
 
 __all__ = ["TwoBranch"]
 
 
-class TwoBranch(Module):
+class TwoBranch(Block):
     """y = f(x) + g(x). ``f``, ``g``: a ``Linear``, a list of layers or a ``Sequential`` of
     Linear and activation layers with the same number of inputs and of outputs."""
 
@@ -49,3 +51,17 @@ class TwoBranch(Module):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return (self.f(x) + self.g(x)).astype(np.float32)
+
+    def dense_block(self, position: int, first: int) -> list[DenseLayer]:
+        """f's layers, then g's: g's first reads the fork (``input_from``), its last joins."""
+        out = [DenseLayer(position, d.linear, d.activation, act_module=d.act_module)
+               for d in self.f.dense_layers()]
+        inner = self.g.dense_layers()
+        out += [DenseLayer(position, d.linear, d.activation,
+                           first if k == len(inner) - 1 else None,
+                           first - 1 if k == 0 else None, act_module=d.act_module)
+                for k, d in enumerate(inner)]
+        return out
+
+    def to_torch(self):
+        return torch_block("two_branch")(self.f.to_torch(), self.g.to_torch())

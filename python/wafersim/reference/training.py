@@ -112,7 +112,9 @@ class DeviceOrderMLP:
     adds branch f's output (y = f(x) + g(x)); dL/dy is branch f's last layer's delta sums,
     and branch g's dL/dx starts the rows of f's first layer the same way."""
 
-    def __init__(self, params, activations, shapes, skips=None, sources=None):
+    def __init__(self, params, activations, shapes, skips=None, sources=None, *,
+                 momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+        self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
         self.skips = dict(skips or {})
         self.sources = dict(sources or {})
         self.W = [np.array(W, dtype=_f32) for W, _ in params]
@@ -122,6 +124,13 @@ class DeviceOrderMLP:
         self.G = [np.zeros_like(W) for W in self.W]
         self.Gb = [None if b is None else np.zeros_like(b) for b in self.b]
         self.gcount = 0
+        self.V = [np.zeros_like(W) for W in self.W]
+        self.Vb = [None if b is None else np.zeros_like(b) for b in self.b]
+
+    @property
+    def in_place(self) -> bool:
+        """Plain SGD updates W delta by delta; momentum or weight decay accumulate G."""
+        return self.momentum == 0 and self.weight_decay == 0
 
     # -- forward ---------------------------------------------------------------------------
     def _layer_forward(self, l: int, a_in: np.ndarray) -> np.ndarray:
@@ -270,17 +279,45 @@ class DeviceOrderMLP:
                 self.Gb[l][:] = 0
         self.gcount = 0
 
+    def apply_rule(self, scale, lr) -> None:
+        """torch's SGD rule with momentum / Nesterov / weight decay, in the mapping's
+        order (mapping/lowering/sgd.py): g = G * s; g = fma(W, wd, g); v = fma(v, mu, g);
+        W = fma(g + v mu (Nesterov) or v, -lr, W); G = 0."""
+        s, mu, wd, nlr = _f32(scale), _f32(self.momentum), _f32(self.weight_decay), _f32(-lr)
+
+        def one(W, G, V):
+            g = (G * s).astype(_f32)
+            if self.weight_decay > 0:
+                g = fma32(W, np.full_like(W, wd), g)
+            step = g
+            if self.momentum > 0:
+                V[...] = fma32(V, np.full_like(V, mu), g)
+                step = fma32(V, np.full_like(V, mu), g) if self.nesterov else V
+            W[...] = fma32(step, np.full_like(step, nlr), W)
+            G[...] = 0
+
+        for l in range(len(self.W)):
+            one(self.W[l], self.G[l], self.V[l])
+            if self.b[l] is not None:
+                one(self.b[l], self.Gb[l], self.Vb[l])
+        self.gcount = 0
+
     def fit(self, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1):
         """Trains on the samples in order; returns (outputs, losses) per sample."""
         outs, losses = [], []
         n = len(X)
+        per_delta = algo == "sgd" and self.in_place
+        b = 1 if algo == "sgd" else batch_size
         for k in range(n):
             acts = self.forward(X[k])
             outs.append(acts[-1])
-            _, loss = self.backward(acts, Y[k], "sgd" if algo == "sgd" else "acc", lr)
+            _, loss = self.backward(acts, Y[k], "sgd" if per_delta else "acc", lr)
             losses.append(loss)
-            if algo != "sgd" and ((k + 1) % batch_size == 0 or k == n - 1):
-                self.apply(-lr / self.gcount)
+            if not per_delta and ((k + 1) % b == 0 or k == n - 1):
+                if self.in_place:
+                    self.apply(-lr / self.gcount)
+                else:
+                    self.apply_rule(1.0 / self.gcount, lr)
         return np.array(outs), np.array(losses)
 
     def params(self):
@@ -288,11 +325,13 @@ class DeviceOrderMLP:
 
 
 def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1,
-                epochs: int = 1, order=None, dtype=np.float64, skips=None, sources=None):
+                epochs: int = 1, order=None, dtype=np.float64, skips=None, sources=None, *,
+                momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
     """Textbook gradient descent with the loss mean((a - y)^2) per sample; mini-batches
-    average their gradients. ``order``: per epoch, the sample order (default: as given);
-    ``skips``, ``sources``: joins and fork readers as :func:`graph_of` gives them. Returns
-    the parameters [(W, b)]."""
+    average their gradients; momentum, Nesterov and weight decay as torch.optim.SGD
+    applies them. ``order``: per epoch, the sample order (default: as given); ``skips``,
+    ``sources``: joins and fork readers as :func:`graph_of` gives them. Returns the
+    parameters [(W, b)]."""
     skips, sources = dict(skips or {}), dict(sources or {})
     P = [(np.array(W, dtype), None if b is None else np.array(b, dtype)) for W, b in params]
     X = np.asarray(X, dtype)
@@ -302,6 +341,7 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
           "tanh": (np.tanh, lambda a: 1 - a * a),
           "identity": (lambda z: z, lambda a: np.ones_like(a))}
     n = len(X)
+    velocity: dict = {}
     for ep in range(epochs):
         idx = np.arange(n) if order is None else np.asarray(order[ep])
         for s0 in range(0, n, batch_size if algo != "sgd" else 1):
@@ -330,6 +370,24 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
                     if src > 0:
                         grads[src] = grads.get(src, 0) + P[l][0].T @ d
             m = len(batch)
-            P = [(W - lr * gW[l] / m, None if b is None else b - lr * gb[l] / m)
-                 for l, (W, b) in enumerate(P)]
+            P = _sgd_step(P, [g / m for g in gW], [None if g is None else g / m for g in gb],
+                          velocity, lr, momentum, weight_decay, nesterov)
     return P
+
+
+def _sgd_step(P, gW, gb, velocity, lr, momentum, weight_decay, nesterov):
+    """One torch.optim.SGD step over every parameter (velocity: a dict kept by the caller)."""
+    out = []
+    for l, (W, b) in enumerate(P):
+        new = []
+        for k, (p, g) in enumerate(((W, gW[l]), (b, gb[l]))):
+            if p is None:
+                new.append(None)
+                continue
+            g = g + weight_decay * p
+            if momentum:
+                v = velocity[(l, k)] = momentum * velocity.get((l, k), 0) + g
+                g = g + momentum * v if nesterov else v
+            new.append(p - lr * g)
+        out.append(tuple(new))
+    return out

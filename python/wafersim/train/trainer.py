@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
+from ..mapping import runtime_words as W
 from ..mapping import task_ids as T
 from ..mapping.plan import DTYPES, Plan
-from ..nn.losses import MSELoss
 from ..nn.sequential import Sequential
+from .checks import (MAX_BATCH, as_bool, as_inputs, as_targets, as_validation, positive_int,
+                     positive_number)
 from .run_stats import TrainStats
 from .streams import completion_cycles, decode_outputs, input_streams, target_streams
 
@@ -58,42 +60,46 @@ class History:
         return f"History({len(self.loss)} epochs{last})"
 
 
-def _positive(value, name: str, kind=numbers.Real) -> float:
-    if isinstance(value, bool) or not isinstance(value, kind) or not np.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name} must be a positive number, got {value!r}")
-    return value
-
-
 class Trainer:
-    """Trains ``plan``'s network on its wafer. ``numerics``: "fp32" (an fp32 plan),
-    "fp16" or "fp16-sr" (an fp16 plan; stochastic rounding of every result [0661]-[0672]).
-    ``seed`` seeds the shuffling and the PEs' random-number generators. ``timeline``: record
-    when every layer starts each sample (``stats().stage_times()``; traces the CEs, which
-    costs some host time)."""
+    """Trains ``plan``'s network on its wafer, with the loss and the optimizer the plan
+    was compiled with (``ws.map(model, loss=..., optimizer=...)``).
 
-    def __init__(self, plan: Plan, algo: str = "sgd", lr: float = 0.05, batch_size: int | None = None,
-                 loss=None, numerics: str | None = None, seed: int = 0, progress: bool = True,
-                 timeline: bool = False):
+    * ``algo``: "sgd" (an update after every sample) or "minibatch" (``batch_size``).
+    * ``lr``: the learning rate; None takes the plan's optimizer's.
+    * ``numerics``: "fp32" (an fp32 plan), "fp16" or "fp16-sr" (an fp16 plan; stochastic
+      rounding of every result [0661]-[0672]).
+    * ``seed`` seeds the shuffling and the PEs' random-number generators; ``timeline``
+      records when every layer starts each sample (``stats().stage_times()``; traces the
+      CEs, which costs some host time).
+
+    A Trainer trains the weights the plan holds now: the model's after ``ws.map``, or the
+    ones an earlier ``fit`` left, which the model given to ``ws.map`` then holds too (as a
+    torch model does). Optimizer state (velocities) starts at zero with each Trainer.
+    """
+
+    def __init__(self, plan: Plan, algo: str = "sgd", lr: float | None = None,
+                 batch_size: int | None = None, loss=None, numerics: str | None = None,
+                 seed: int = 0, progress: bool = True, timeline: bool = False):
         if not isinstance(plan, Plan):
             raise ConfigError(f"Trainer takes the Plan that ws.map returned, got {type(plan).__name__}")
-        if algo not in ALGOS:
+        if not isinstance(algo, str) or algo not in ALGOS:
             raise ConfigError(f"algo must be one of {', '.join(ALGOS)}, got {algo!r}")
         self.plan = plan
         self.algo = algo
-        self.lr = float(_positive(lr, "lr"))
+        self.lr = plan.optimizer.lr if lr is None else positive_number(lr, "lr")
         if batch_size is None:
             batch_size = 1 if algo == "sgd" else 8
-        self.batch_size = int(_positive(batch_size, "batch_size", numbers.Integral))
+        self.batch_size = positive_int(batch_size, "batch_size", MAX_BATCH)
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
-        if loss is None:
-            loss = MSELoss()
-        if not isinstance(loss, MSELoss):
-            raise ConfigError(f"loss must be ws.nn.MSELoss(), got {loss!r}")
-        self.loss = loss
-        numerics = numerics or plan.dtype
-        if numerics not in NUMERICS:
+        if loss is not None and not _same_loss(loss, plan.loss):
+            raise ConfigError(f"loss={loss!r}: the loss is compiled into the plan ({plan.loss!r}); "
+                              "pass it to ws.map(model, loss=...) instead")
+        self.loss = plan.loss
+        if numerics is None:
+            numerics = plan.dtype
+        if not isinstance(numerics, str) or numerics not in NUMERICS:
             raise ConfigError(f"numerics must be one of {', '.join(NUMERICS)}, got {numerics!r}")
         if (numerics == "fp32") != (plan.dtype == "fp32"):
             raise ConfigError(f"numerics={numerics!r} needs a plan mapped with dtype="
@@ -102,46 +108,58 @@ class Trainer:
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
         self.seed = int(seed)
-        self.progress = bool(progress)
+        self.progress = as_bool(progress, "progress")
+        timeline = as_bool(timeline, "timeline")
         self._rng = np.random.default_rng(self.seed)
         self._t = DTYPES[plan.dtype]
+        self._opt = plan.optimizer_lowering
+        self._check_update_words()
         self._pending = None          # a forward() waiting for delta()
         self._grad_dirty = False      # delta() ran, chain() did not
         self.stats_ = TrainStats(plan)
-        if not isinstance(timeline, (bool, np.bool_)):
-            raise ConfigError(f"timeline must be True or False, got {timeline!r}")
         if timeline:
             plan.wafer._core.set_ce_trace(True)
         self._configure_numerics()
+        self._clear_gradients(state=True)
 
     def __repr__(self) -> str:
         return (f"Trainer({self.plan!r}, algo={self.algo!r}, lr={self.lr}, "
                 f"batch_size={self.batch_size}, numerics={self.numerics!r})")
 
-    # ---- configuration of the PE programs' runtime words -----------------------------------
+    # ---- configuration of the PE programs' runtime words (runtime_words.py) ----------
     def _configure_numerics(self) -> None:
         p, w = self.plan, self.plan.wafer
-        p.set_words("v_fpc", np.uint16(FPC[self.numerics]))
-        seeds = {}
+        p.write_word(W.V_FPC, FPC[self.numerics])
         for k, pt in enumerate(p.pes()):
-            seeds[pt] = (self.seed * 7919 + 1 + k) % 65535 + 1
-        for pt, s in seeds.items():
-            w.memcpy_h2d("v_seed", np.array([s], np.uint16), rect=pt)
+            w.memcpy_h2d(W.V_SEED.name, np.array([(self.seed * 7919 + 1 + k) % 65535 + 1],
+                                                 np.uint16), rect=pt)
         self._config(T.CONFIG)
-        n = p.n_out
-        p.set_words("c_invn", self._t(1.0 / n), finalizers_only=True, last_only=True)
-        p.set_words("c_twon", self._t(2.0 / n), finalizers_only=True, last_only=True)
+        for name, value in self.plan.loss_lowering.host_words(p.n_out):
+            p.write_word(name, value)
 
-    def _words(self, *, train: bool, accumulate: bool, k: int, scales) -> None:
+    def _update_words(self, batch: int, last: int) -> list[tuple[str, float, str]]:
+        """(word, value, what the user set) of the optimizer for batches of ``batch``
+        samples and a last batch of ``last``."""
+        return self._opt.host_words(self.lr, batch, last)
+
+    def _check_update_words(self) -> None:
+        """The numbers the update needs must fit the plan's format (fp16: lr = 1e6
+        overflows, lr = 1e-9 rounds to 0): ConfigError before any cycle runs."""
+        B = self.batch_size
+        for last in {B, 1}:
+            for _, value, what in self._update_words(B, last):
+                self.plan.representable(what, value)
+
+    def _words(self, *, train: bool, accumulate: bool, k: int, batch: int = 1,
+               last: int = 1) -> None:
         p = self.plan
-        p.set_words("v_mode", np.uint16(1 if train else 0))
-        p.set_words("v_cpm", np.uint16(1 if accumulate else 0))
-        p.set_words("v_k", np.uint16(k))
-        p.set_words("c_neglr", self._t(-self.lr))
-        (n1, s1), s2 = scales
-        p.set_words("v_n1", np.uint16(n1))
-        p.set_words("c_s1", self._t(s1))
-        p.set_words("c_s2", self._t(s2))
+        p.write_word(W.V_MODE, 1 if train else 0)
+        p.write_word(W.V_CPM, 1 if accumulate else 0)
+        p.write_word(W.V_K, k)
+        if train:
+            p.write_word(W.V_N1, batch)
+            for name, value, _ in self._update_words(batch, last):
+                p.write_word(name, value)
         self._config()
 
     def _config(self, task: int = T.SETUP) -> None:
@@ -154,50 +172,11 @@ class Trainer:
 
     # ---- data checks ---------------------------------------------------------------------
     def _inputs(self, X, what: str = "X") -> np.ndarray:
-        X = np.asarray(X)
-        if X.ndim == 1:
-            X = X[None, :]
-        if X.ndim != 2 or X.shape[1] != self.plan.n_in:
-            raise ConfigError(f"{what} must have shape (samples, {self.plan.n_in}), got {X.shape}")
-        if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
-            raise ConfigError(f"{what} must hold numbers, got dtype {X.dtype}")
-        if X.shape[0] == 0:
-            raise ConfigError(f"{what} holds no samples")
-        Xf = X.astype(np.float64)
-        if not np.all(np.isfinite(Xf)):
-            bad = np.argwhere(~np.isfinite(Xf))[0]
-            raise ConfigError(f"{what}[{bad[0]}, {bad[1]}] is {Xf[tuple(bad)]}: inputs must be finite")
-        with np.errstate(over="ignore"):
-            Xt = Xf.astype(self._t)
-        if not np.all(np.isfinite(Xt)):
-            raise ConfigError(f"{what} holds values beyond the range of {self.plan.dtype}")
-        return Xt
+        return as_inputs(X, self.plan.n_in, self._t, self.plan.dtype, what)
 
     def _targets(self, y, n: int, what: str = "y") -> tuple[np.ndarray, np.ndarray | None]:
         """(targets (n, n_out) in the plan's dtype, class labels or None)."""
-        y = np.asarray(y)
-        n_out = self.plan.n_out
-        if y.ndim == 1 and (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.bool_)):
-            if len(y) != n:
-                raise ConfigError(f"{what} has {len(y)} labels for {n} samples")
-            if y.size and (y.min() < 0 or y.max() >= n_out):
-                bad = int(y[(y < 0) | (y >= n_out)][0])
-                raise ConfigError(f"{what}: label {bad} is out of range: the model has {n_out} "
-                                  f"outputs (labels 0..{n_out - 1})")
-            Y = np.zeros((n, n_out), dtype=self._t)
-            Y[np.arange(n), y.astype(np.int64)] = 1
-            return Y, y.astype(np.int64)
-        if y.ndim == 1 and n_out == 1 and len(y) == n:
-            y = y[:, None]
-        if y.ndim != 2 or y.shape != (n, n_out):
-            raise ConfigError(f"{what} must be {n} integer labels or targets of shape "
-                              f"({n}, {n_out}), got shape {y.shape} and dtype {y.dtype}")
-        if not np.issubdtype(y.dtype, np.floating) and not np.issubdtype(y.dtype, np.integer):
-            raise ConfigError(f"{what} must hold numbers, got dtype {y.dtype}")
-        yf = y.astype(np.float64)
-        if not np.all(np.isfinite(yf)):
-            raise ConfigError(f"{what} holds NaN or inf")
-        return yf.astype(self._t), None
+        return as_targets(y, n, self.plan.n_out, self._t, self.plan.dtype, what)
 
     def _check_idle(self, what: str) -> None:
         if self._pending is not None:
@@ -251,34 +230,43 @@ class Trainer:
         return out, ls, w.cycle - start
 
     # ---- training ------------------------------------------------------------------------
+    def _schedule(self, n: int):
+        """(accumulate into G, samples in flight per PE, batch size, last batch size, batch
+        ends or None) for an epoch of ``n`` samples. SGD with an optimizer that cannot
+        update in place (momentum, weight decay) runs as mini-batches of one sample."""
+        if self.algo == "minibatch":
+            B = self.batch_size
+            return True, min(B, self.plan.slots), B, n % B or B, True
+        if self._opt.in_place:
+            return False, 1, 1, 1, False
+        return True, 1, 1, 1, True
+
     def fit(self, X, y, epochs: int = 1, shuffle: bool = True, validation=None) -> History:
         """Trains for ``epochs`` passes over (X, y): y holds class labels (one-hot targets)
-        or target vectors. Returns the :class:`History`."""
+        or target vectors. Returns the :class:`History`. Afterwards the model given to
+        ``ws.map`` holds the trained parameters."""
         self._check_idle("fit")
         X = self._inputs(X)
         Y, labels = self._targets(y, X.shape[0])
-        epochs = int(_positive(epochs, "epochs", numbers.Integral))
+        epochs = positive_int(epochs, "epochs")
+        shuffle = as_bool(shuffle, "shuffle")
+        validation = as_validation(validation)
         if validation is not None:
             Xv = self._inputs(validation[0], "validation X")
             Yv, lv = self._targets(validation[1], Xv.shape[0], "validation y")
         n = X.shape[0]
-        B = self.batch_size
-        mb = self.algo == "minibatch"
-        if mb:
-            last = n % B or B
-            scales = ((B, -self.lr / B), -self.lr / last)
-            k = min(B, self.plan.slots)
-        else:
-            scales = ((1, -self.lr), -self.lr)
-            k = 1
+        acc, k, B, last, batched = self._schedule(n)
+        for lst in {last}:
+            for _, value, what in self._update_words(B, lst):
+                self.plan.representable(what, value)
         self._clear_gradients()
-        self._words(train=True, accumulate=mb, k=k, scales=scales)
+        self._words(train=True, accumulate=acc, k=k, batch=B, last=last)
         hist = History()
         bar_cls = _tqdm() if self.progress else None
         for ep in range(epochs):
             order = self._rng.permutation(n) if shuffle else np.arange(n)
             ends = None
-            if mb:
+            if batched:
                 ends = np.zeros(n, bool)
                 ends[B - 1::B] = True
                 ends[-1] = True
@@ -300,41 +288,51 @@ class Trainer:
                 m = self._evaluate(Xv, Yv, lv)
                 hist.val_loss.append(m["loss"])
                 hist.val_accuracy.append(m["accuracy"])
-                self._words(train=True, accumulate=mb, k=k, scales=scales)
+                self._words(train=True, accumulate=acc, k=k, batch=B, last=last)
+        self._sync_model()
         return hist
 
-    def _clear_gradients(self) -> None:
+    def _clear_gradients(self, state: bool = False) -> None:
+        """G = 0 (and, with ``state``, the optimizer's state: velocities)."""
         p = self.plan
+        names = [("g", "gb")] + (list(self._opt.state_buffers()) if state else [])
         for b in p.layers:
             for r in range(b.rows):
                 for c in range(b.cols):
                     s = p.specs[b.at(r, c)]
-                    p.wafer.memcpy_h2d("g", np.zeros(s.nin * s.nout, self._t), rect=b.at(r, c))
-                    if r == c and s.bias:
-                        p.wafer.memcpy_h2d("gb", np.zeros(s.nout, self._t), rect=b.at(r, c))
-        p.set_words("v_gcnt", np.uint16(0))
+                    for wname, bname in names:
+                        p.wafer.memcpy_h2d(wname, np.zeros(s.nin * s.nout, self._t), rect=b.at(r, c))
+                        if r == c and s.bias:
+                            p.wafer.memcpy_h2d(bname, np.zeros(s.nout, self._t), rect=b.at(r, c))
+        p.write_word(W.V_GCNT, 0)
         self._grad_dirty = False
+
+    def _sync_model(self) -> None:
+        """The trained parameters into the model given to ws.map (as torch keeps them in
+        its model)."""
+        self.plan.sync_model()
 
     # ---- inference -----------------------------------------------------------------------
     def predict(self, X) -> np.ndarray:
         """Outputs of the network for every sample (forward passes on the wafer)."""
         self._check_idle("predict")
         X = self._inputs(X)
-        self._words(train=False, accumulate=False, k=1, scales=((1, 0.0), 0.0))
+        self._words(train=False, accumulate=False, k=1)
         out, _, _ = self._stream(X, None)
         self.stats_.samples_inferred += X.shape[0]
         return out
 
     def _evaluate(self, X, Y, labels) -> dict:
-        self._words(train=False, accumulate=False, k=1, scales=((1, 0.0), 0.0))
+        self._words(train=False, accumulate=False, k=1)
         out, _, _ = self._stream(X, None)
         self.stats_.samples_inferred += X.shape[0]
-        loss = float(np.mean((out.astype(np.float64) - Y.astype(np.float64)) ** 2))
+        loss = self.plan.loss_lowering.host_loss(out, Y)
         return {"loss": loss, "accuracy": _accuracy(out, labels, Y)}
 
     def evaluate(self, X, y) -> dict:
-        """{"loss": mean squared error, "accuracy": share of argmax hits (labels, or the
-        argmax of target vectors)} over (X, y), from the outputs the wafer computes."""
+        """{"loss": the plan's loss, "accuracy": share of argmax hits (labels, or the
+        argmax of target vectors)} over (X, y), from the outputs the wafer computes (the
+        host averages the loss of the outputs it reads back)."""
         self._check_idle("evaluate")
         X = self._inputs(X)
         Y, labels = self._targets(y, X.shape[0])
@@ -347,7 +345,7 @@ class Trainer:
         X = self._inputs(x, "x")
         if X.shape[0] != 1:
             raise ConfigError(f"forward() takes one sample, got {X.shape[0]}")
-        self._words(train=True, accumulate=True, k=1, scales=((1, -self.lr), -self.lr))
+        self._words(train=True, accumulate=True, k=1)
         out = self._stream_forward_only(X)
         self._pending = X
         return out[0]
@@ -404,13 +402,14 @@ class Trainer:
         if not self._grad_dirty:
             raise ConfigError("chain() needs a delta() first")
         p, w = self.plan, self.plan.wafer
-        self._words(train=True, accumulate=True, k=1, scales=((1, -self.lr), -self.lr))
+        self._words(train=True, accumulate=True, k=1)
         for b in p.layers:
             w.launch(T.APPLY, rect=b.rect)
         st = w.run()
         self.stats_.add_run(st)
         self.stats_.pass_cycles["chain"] = int(st.cycles)
         self._grad_dirty = False
+        self._sync_model()
 
     # ---- results ---------------------------------------------------------------------------
     def weights(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
@@ -420,8 +419,8 @@ class Trainer:
     def model(self) -> Sequential:
         """A copy of the plan's model with the trained parameters."""
         m = self.plan.model.copy()
-        for d, (W, b) in zip(m.dense_layers(), self.weights()):
-            d.linear.weight = W
+        for d, (Wt, b) in zip(m.dense_layers(), self.weights()):
+            d.linear.weight = Wt
             if b is not None:
                 d.linear.bias = b
         return m
@@ -429,6 +428,11 @@ class Trainer:
     def stats(self) -> TrainStats:
         """Cycles, busy time per PE and pass, traffic per color, skipped zeros, memory."""
         return self.stats_
+
+
+def _same_loss(a, b) -> bool:
+    """Two loss descriptions that compile the same (type and settings)."""
+    return type(a) is type(b) and vars(a) == vars(b)
 
 
 def _accuracy(out: np.ndarray, labels, Y) -> float:

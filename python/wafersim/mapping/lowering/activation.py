@@ -22,7 +22,8 @@ class ActivationLowering:
       ``fpr``. S1[7] reads those activations (WLI, r4 = the slot's byte offset); free:
       D[2], D[7], S0[7], S1[8], r0, r2, r3, r5, r6.
     * ``data(s)``: (declarations, exported names) it adds to a finalizer's data section.
-    * ``extra_bytes(nout, esize, slots)``: the data bytes those take (block_shapes.py).
+    * ``extra_bytes(nin, nout, esize, slots, final)``: the data bytes those take
+      (block_shapes.py).
     """
 
     name = "identity"
@@ -40,7 +41,7 @@ class ActivationLowering:
     def data(self, s: PeSpec) -> tuple[list[str], list[str]]:
         return [], []
 
-    def extra_bytes(self, nout: int, esize: int, slots: int) -> int:
+    def extra_bytes(self, nin: int, nout: int, esize: int, slots: int, final: bool) -> int:
         return 0
 
     def __eq__(self, other) -> bool:

@@ -23,6 +23,9 @@ class LossLowering:
     def __init__(self, module=None):
         self.module = module
 
+    def check_model(self, dense) -> None:
+        """ConfigError when the model's output layer does not suit this loss."""
+
     # ---- PE programs --------------------------------------------------------------------
     def output_delta(self, s: PeSpec) -> list[str]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -36,6 +39,9 @@ class LossLowering:
 
     def data(self, s: PeSpec) -> tuple[list[str], list[str]]:
         return [], []
+
+    def extra_bytes(self, nin: int, nout: int, esize: int, slots: int, final: bool) -> int:
+        return 0
 
     # ---- host -----------------------------------------------------------------------------
     def host_words(self, n_out: int) -> list[tuple[str, float]]:

@@ -14,7 +14,7 @@ registered under its ``ws.optim`` name.
 * ``in_place``: whether per-sample SGD may update W delta by delta (v_cpm = 0); if not,
   every sample accumulates G and ends with the update task.
 * ``data(s)`` / ``extra_bytes``: per-weight state (velocities) and its size.
-* ``host_words(lr, batch)``: the numbers the Trainer writes (name -> value).
+* ``host_words(lr, batch, last)``: the numbers the Trainer writes.
 """
 
 from __future__ import annotations
@@ -49,12 +49,17 @@ class OptimizerLowering:
     def data(self, s: PeSpec) -> tuple[list[str], list[str]]:
         return [], []
 
-    def extra_bytes(self, nin: int, nout: int, esize: int, final: bool) -> int:
+    def state_buffers(self) -> list[tuple[str, str]]:
+        """(weight state, bias state) buffer names a new Trainer zeroes (velocities)."""
+        return []
+
+    def extra_bytes(self, nin: int, nout: int, esize: int, slots: int, final: bool) -> int:
         return 0
 
-    def host_words(self, lr: float, batch: int, last: int) -> list[tuple[str, float]]:
-        """(word, value) for every PE: lr, the update scales for batches of ``batch`` and
-        for the last, shorter batch of ``last`` samples, and the optimizer's own."""
+    def host_words(self, lr: float, batch: int, last: int) -> list[tuple[str, float, str]]:
+        """(word, value, what the user set) for every PE: lr, the update scales for
+        batches of ``batch`` and for the last, shorter batch of ``last`` samples, and the
+        optimizer's own numbers; the third element names the value in error messages."""
         raise NotImplementedError  # pragma: no cover
 
     def key(self) -> tuple:

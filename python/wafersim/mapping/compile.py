@@ -1,0 +1,157 @@
+"""``ws.map``: places a model onto a wafer and compiles it (placement, colors, routes, one
+program per PE), checking every argument before anything is loaded."""
+
+from __future__ import annotations
+
+import numbers
+
+from ..balance.mapped import balanced_skip_depths, check_skip_depth
+from ..errors import ConfigError
+from ..nn.dense import DenseLayer
+from ..nn.sequential import Sequential
+from . import task_ids as T
+from .block_shapes import choose_blocks
+from .colors import allocate_colors, mapping_roles
+from .lowering import activation_for, loss_for, optimizer_for
+from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
+from .plan import DTYPES, Plan
+from .routes import mapping_routes
+
+__all__ = ["map_model"]
+
+
+def _extra_bytes(dense, esize: int, slots: int, loss, optimizer):
+    """extra(layer, nin, nout, final): the data bytes the lowerings add to such a PE."""
+    acts = [activation_for(d.activation, d.act_module) for d in dense]
+    opt, lo = optimizer_for(optimizer), loss_for(loss)
+
+    def extra(i: int, nin: int, nout: int, final: bool) -> int:
+        parts = [opt] + ([acts[i]] if final else []) + ([lo] if final and i == len(dense) - 1 else [])
+        return sum(p.extra_bytes(nin, nout, esize, slots, final) for p in parts)
+    return extra
+
+
+def _origin(origin) -> tuple[int, int]:
+    try:
+        r, c = origin
+        if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0 for v in (r, c)):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ConfigError(f"origin must be a (row, col) pair of non-negative integers, "
+                          f"got {origin!r}") from None
+    return int(r), int(c)
+
+
+def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
+              slots: int | None = None, skip_depth="balanced", loss=None,
+              optimizer=None) -> Plan:
+    """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
+
+    * ``wafer``: None sizes one automatically (rows of the first block, columns of all
+      blocks, 24 colors); a given wafer must hold the blocks at ``origin``.
+    * ``blocks``: (rows, cols) per Linear layer; None chooses shapes that fit PE memory.
+      Rules: cols <= rows, and a layer's rows equal the previous layer's cols.
+    * ``dtype``: "fp32" or "fp16" (weights, activations, partial sums, deltas).
+    * ``slots``: samples a PE can hold in flight (activation slots); default 2 x layers
+      (SGD uses one; mini-batches stream up to this many through the pipeline).
+    * ``skip_depth``: skip vectors the join of a residual block holds (its FIFO): 1..64,
+      a {join layer: depth} dict, or "balanced" (the depth ``ws.balance`` chooses so that
+      the join does not stall the pipeline; docs/balance.md, "On the wafer").
+    * ``loss``: a ``ws.nn`` loss (default ``MSELoss()``); ``optimizer``: a ``ws.optim``
+      optimizer (default ``SGD(lr=0.05)``). Both are compiled into the PE programs.
+    """
+    from ..nn.losses import Loss, MSELoss
+    from ..optim import SGD
+    from ..wafer import Wafer
+
+    loss = MSELoss() if loss is None else loss
+    optimizer = SGD() if optimizer is None else optimizer
+    if not isinstance(loss, Loss):
+        raise ConfigError(f"loss must be a ws.nn loss (MSELoss, CrossEntropyLoss), got "
+                          f"{loss!r}" + (" (a torch loss: use ws.torch.training_model)"
+                                         if type(loss).__module__.startswith("torch") else ""))
+    if not isinstance(optimizer, SGD):
+        raise ConfigError(f"optimizer must be a ws.optim optimizer (SGD), got {optimizer!r}"
+                          + (" (a torch optimizer: use ws.torch.training_model)"
+                             if type(optimizer).__module__.startswith("torch") else ""))
+    if wafer is not None and not isinstance(wafer, Wafer):
+        raise ConfigError(f"wafer must be a ws.Wafer (an instance) or None, got {wafer!r}")
+    source = None
+    if not isinstance(model, Sequential):
+        if type(model).__module__.startswith("torch"):
+            from ..nn.torch_io import from_torch
+
+            source, model = model, from_torch(model)
+        else:
+            raise ConfigError(f"map() takes a ws.nn.Sequential (or torch.nn.Sequential), got "
+                              f"{type(model).__name__}")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ConfigError(f"dtype must be 'fp32' or 'fp16', got {dtype!r}")
+    dense: list[DenseLayer] = model.dense_layers()
+    for i, d in enumerate(dense):
+        activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
+    loss_for(loss).check_model(dense)
+    if slots is None:
+        slots = 2 * len(dense)
+    if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
+        raise ConfigError(f"slots must be an integer 1..64, got {slots!r}")
+    r0, c0 = _origin(origin)
+    esize = 4 if dtype == "fp32" else 2
+    skip_depths = check_skip_depth(skip_depth, dense)
+    if skip_depths == "balanced":
+        skip_depths = balanced_skip_depths(dense, esize)
+    deepest = max(skip_depths.values(), default=1)
+    data_bytes = (wafer._core.ce_config.data_bytes if wafer is not None else 32768)
+    if blocks is None:
+        shapes = choose_blocks(dense, esize, int(slots), data_bytes,
+                               max_rows=(wafer.rows - r0) if wafer is not None else None,
+                               skip_depth=deepest,
+                               extra=_extra_bytes(dense, esize, int(slots), loss, optimizer))
+    else:
+        shapes = check_shapes(dense, blocks)
+    width = sum(c for _, c in shapes)
+    height = shapes[0][0]
+    if wafer is None:
+        wafer = Wafer(r0 + height, c0 + width)
+    else:
+        if wafer.mode != "colors":
+            raise ConfigError("the mapping routes colors: use a Wafer with mode='colors'")
+        if r0 + height > wafer.rows or c0 + width > wafer.cols:
+            raise ConfigError(f"the blocks need {height} x {width} PEs at origin {(r0, c0)}; the "
+                              f"wafer is {wafer.rows} x {wafer.cols}")
+    cfg = wafer._core.ce_config
+    if cfg.microthreads < 8:
+        raise ConfigError(f"the mapping uses 8 microthread entries; this wafer's CEs have "
+                          f"{cfg.microthreads}")
+    if wafer.colors > T.STAGE_DTX:
+        raise ConfigError(f"the mapping stages its sends in local queues {T.STAGE_DTX} and "
+                          f"{T.STAGE_TX}, which need a wafer with at most {T.STAGE_DTX} routable "
+                          f"colors (this one has {wafer.colors})")
+    if cfg.input_queue_depth < 2:
+        raise ConfigError("the mapping needs CE input queues of at least 2 entries")
+    layer_blocks = []
+    col = c0
+    for i, (d, (r, c)) in enumerate(zip(dense, shapes)):
+        layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
+        col += c
+    # colors already routed on the routers this mapping will use are not reused
+    branch = bool(branch_blocks(dense))
+    residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
+    roles = mapping_roles(residual, branch)
+    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols)
+    taken = set()
+    for (r, c) in probe.routers():
+        rid = r * wafer.cols + c
+        for color in range(wafer.colors):
+            dest, src = wafer._core.route(rid, color)
+            if dest or src:
+                taken.add(color)
+    colors = allocate_colors(wafer.colors, taken, residual, branch)
+    for p in (p for b in layer_blocks for p in b.points()):
+        if wafer.pe(*p).loaded:
+            raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
+    plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
+                loss=loss, optimizer=optimizer)
+    plan.source_model = source
+    plan.load()
+    return plan

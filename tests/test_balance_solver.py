@@ -199,7 +199,8 @@ def test_budget_below_the_minimum_raises_with_the_shortfall_and_changes_nothing(
 
 def test_bad_options_raise_config_errors():
     g = examples.fig14()
-    for kw, needle in [({"budget": -1}, "budget must be >= 0"), ({"mode": "fast"}, "mode"),
+    for kw, needle in [({"budget": -1}, "budget must be an integer >= 0 or None, got -1"),
+                       ({"mode": "fast"}, "mode"),
                        ({"block_bytes": 0}, "block_bytes"), ({"solver": "cbc"}, "solver"),
                        ({"budget": 1.5}, "budget must be an integer")]:
         with pytest.raises(ws.ConfigError, match=needle):

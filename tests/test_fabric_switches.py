@@ -355,7 +355,7 @@ def test_command_encoding_round_trips_and_rejects_bad_input():
         commands_word(["nop"] * 8)
     with pytest.raises(ws.ConfigError, match=r"commands\[1\] must be one of"):
         commands_word(["advance", "jump"])
-    with pytest.raises(ws.ConfigError, match="16-bit unsigned"):
+    with pytest.raises(ws.ConfigError, match=r"arg must be an integer in 0\.\.65535, got 70000"):
         control_data([], 70000)
     with pytest.raises(ws.ConfigError, match="task id 0..63"):
         ws.Wafer(1, 1).send_control((0, 0), C, task=64)

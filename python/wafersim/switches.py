@@ -18,8 +18,7 @@ Its index names the control task (low six bits [0371]), as for any control wavel
 
 from __future__ import annotations
 
-import numbers
-
+from ._args import bool_arg, int_arg, items_arg, show
 from .errors import ConfigError
 
 __all__ = ["COMMANDS", "HOPS", "SWITCH_ONLY", "commands_word", "control_data", "decode"]
@@ -37,17 +36,19 @@ def _code(cmd, i: int) -> int:
     if isinstance(cmd, str) and cmd.strip().lower() in COMMANDS:
         return COMMANDS[cmd.strip().lower()]
     raise ConfigError(f"commands[{i}] must be one of 'advance', 'reset', 'nop' (or 'adv', "
-                      f"'rst'), got {cmd!r}")
+                      f"'rst'), got {show(cmd)}")
 
 
 def commands_word(commands=(), *, switch_only: bool = False) -> int:
     """The 16-bit command word (data bits 31:16): ``commands[h]`` for the router h hops
-    from the sender, at most 7; unnamed hops get no-op."""
+    from the sender, at most 7 (one name alone: hop 0); unnamed hops get no-op."""
     if isinstance(commands, str):
         commands = [commands]
-    commands = list(commands)
+    commands = items_arg("commands", commands,
+                         f"at most {HOPS} command names ('advance', 'reset', 'nop')")
+    switch_only = bool_arg("switch_only", switch_only)
     if len(commands) > HOPS:
-        raise ConfigError(f"a control wavelet carries commands for at most {HOPS} hops, "
+        raise ConfigError(f"commands: a control wavelet carries commands for at most {HOPS} hops, "
                           f"got {len(commands)}")
     word = 0
     for h, cmd in enumerate(commands):
@@ -57,14 +58,14 @@ def commands_word(commands=(), *, switch_only: bool = False) -> int:
 
 def control_data(commands=(), arg: int = 0, *, switch_only: bool = False) -> int:
     """The 32-bit data of a control wavelet: the command word above the 16-bit ``arg``."""
-    if isinstance(arg, bool) or not isinstance(arg, numbers.Integral) or not 0 <= arg <= 0xFFFF:
-        raise ConfigError(f"arg must be a 16-bit unsigned integer (0..65535), got {arg!r}")
-    return commands_word(commands, switch_only=switch_only) << 16 | int(arg)
+    arg = int_arg("arg", arg, 0, 0xFFFF)
+    return commands_word(commands, switch_only=switch_only) << 16 | arg
 
 
 def decode(data: int) -> tuple[list[str], bool, int]:
-    """(commands per hop, trailing no-ops dropped; switch_only; arg) of control data."""
-    data = int(data)
+    """(commands per hop, trailing no-ops dropped; switch_only; arg) of control data (the
+    32-bit data word of a control wavelet)."""
+    data = int_arg("data", data, 0, 0xFFFFFFFF)
     word, arg = data >> 16 & 0xFFFF, data & 0xFFFF
     cmds = [_NAMES[word >> (2 * h) & 3] for h in range(HOPS)]
     while cmds and cmds[-1] == "nop":

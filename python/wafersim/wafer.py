@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _core
+from ._args import items_arg, show
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
 from .ce_access import check_trace_path, ids_of, write_chrome_trace
@@ -59,7 +60,7 @@ def _mask(names, field: str) -> int:
     if isinstance(names, str):
         names = [names]
     m = 0
-    for n in names:
+    for n in items_arg(field, names, "direction names"):
         m |= 1 << direction_index(n, field)
     return m
 
@@ -118,15 +119,13 @@ class RouterView:
         the last. ``start``: the position it begins in. Set the route first.
         """
         color = self._w._fabric_color(color)
-        if isinstance(positions, (str, bytes, dict)) or not hasattr(positions, "__iter__"):
-            raise ConfigError("positions must be a list of {'rx': dirs} or {'tx': dirs}, "
-                              f"got {positions!r}")
         rx, masks = [], []
-        for i, p in enumerate(positions):
+        for i, p in enumerate(items_arg("positions", positions, "{'rx': dirs} or {'tx': dirs}")):
             pair = next(iter(p.items())) if isinstance(p, dict) and len(p) == 1 else p
-            if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and pair[0] in ("rx", "tx")):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                    and isinstance(pair[0], str) and pair[0] in ("rx", "tx")):
                 raise ConfigError(f"positions[{i}] must name one field, {{'rx': dirs}} or "
-                                  f"{{'tx': dirs}}, got {p!r}")
+                                  f"{{'tx': dirs}}, got {show(p)}")
             rx.append(pair[0] == "rx")
             masks.append(_mask(pair[1], f"positions[{i}].{pair[0]}"))
         if not isinstance(ring, (bool, np.bool_)):

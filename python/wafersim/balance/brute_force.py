@@ -3,8 +3,9 @@
 It tries every level of every node within a window above the level the node's inputs
 force, and for every buffer every split of the level difference into tuning and inserted
 buffers on any of its consumer edges. It shares no code with the solver except the cost
-of a buffer (:func:`.memory.blocks`). A branch is dropped once its blocks reach the best
-complete answer (costs only grow), which keeps small graphs (up to about 8 nodes) fast.
+of a buffer (:func:`.memory.block_count`) and the checks of its options. A branch is
+dropped once its blocks reach the best complete answer (costs only grow), which keeps
+small graphs (up to about 8 nodes) fast.
 
 Searching is complete within the window: a cheaper answer with some level more than
 ``window`` above what its inputs force would be missed, so tests pass a window that also
@@ -15,11 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._args import int_arg, show
 from ..errors import ConfigError
-from .graph import Load, PipelineGraph
-from .memory import blocks
+from .graph import Load, PipelineGraph, check_graph
+from .memory import block_count
+from .options import BalanceOptions
 
-__all__ = ["BruteForce", "brute_force"]
+__all__ = ["BruteForce", "brute_force", "MAX_WINDOW"]
+
+#: The widest search window: the search grows as (window + 1) ** nodes.
+MAX_WINDOW = 256
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,13 @@ def brute_force(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int =
     ``below``: search only answers cheaper than this many added blocks (a known answer's
     cost plus one prunes much harder; the verdict stays the search's own: a cheaper
     answer is still found, and None says nothing cheaper exists in the window)."""
-    if mode not in ("equal", "capacity"):
-        raise ConfigError(f"mode must be 'equal' or 'capacity', got {mode!r}")
+    check_graph(graph)
+    opts = BalanceOptions(mode=mode, block_bytes=block_bytes, tune=tune, insert=insert,
+                          delay_loads=delay_loads)
+    mode, block_bytes, tune, insert, delay_loads = (
+        opts.mode, opts.block_bytes, opts.tune, opts.insert, opts.delay_loads)
+    window = _window(window, graph)
+    below = int_arg("below", below, 0, none_ok=True)
     equal = mode == "equal"
     order = list(graph.order)
     pos = {v: i for i, v in enumerate(order)}
@@ -53,7 +64,8 @@ def brute_force(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int =
     for b in graph.buffers.values():
         last = max((b.producer, *b.consumers), key=pos.__getitem__)
         done_at[last].append(b.name)
-    base = {b.name: blocks(b.depth, b.bytes_per_batch, block_bytes) for b in graph.buffers.values()}
+    base = {b.name: block_count(b.depth, b.bytes_per_batch, block_bytes)
+            for b in graph.buffers.values()}
 
     def buffer_cost(bn: str, level: dict[str, int]):
         """Cheapest (added blocks, depth, {consumer: inserted}) for buffer bn, or None."""
@@ -80,15 +92,15 @@ def brute_force(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int =
                     break
                 extra[c] = gap
             else:
-                cost = blocks(depth, b.bytes_per_batch, block_bytes) - base[bn]
-                cost += sum(blocks(g, b.bytes_per_batch, block_bytes) for g in extra.values())
+                cost = block_count(depth, b.bytes_per_batch, block_bytes) - base[bn]
+                cost += sum(block_count(g, b.bytes_per_batch, block_bytes) for g in extra.values())
                 if best is None or cost < best[0]:
                     best = (cost, depth, extra)
         return best
 
     def choices(v: str, level: dict[str, int]) -> range:
         n = graph.nodes[v]
-        w = window[v] if isinstance(window, dict) else window
+        w = window[v]
         if isinstance(n, Load):
             if not equal:
                 return range(0, w + 1)
@@ -130,3 +142,18 @@ def brute_force(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int =
     cost, lv, pk = best[0]
     return BruteForce(cost, lv, {bn: p[1] for bn, p in pk.items()},
                       {(bn, c): g for bn, p in pk.items() for c, g in p[2].items() if g})
+
+
+def _window(window, graph: PipelineGraph) -> dict[str, int]:
+    """The search window of every node: one number for all, or a dict naming every node."""
+    if not isinstance(window, dict):
+        w = int_arg("window", window, 0, MAX_WINDOW)
+        return {v: w for v in graph.nodes}
+    unknown = [v for v in window if v not in graph.nodes]
+    missing = [v for v in graph.nodes if v not in window]
+    if unknown or missing:
+        raise ConfigError(f"window must give every node a number and name no other: "
+                          f"{'unknown ' + show(unknown) if unknown else ''}"
+                          f"{'; ' if unknown and missing else ''}"
+                          f"{'missing ' + show(missing) if missing else ''}")
+    return {v: int_arg(f"window[{v!r}]", window[v], 0, MAX_WINDOW) for v in graph.nodes}

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from .._args import bool_arg, items_arg, mapping_arg, show, str_arg
 from ..errors import ConfigError
-from .graph import Buffer, InsertedBuffer, Load, PipelineGraph, Stage
+from ..values import is_integer
+from .graph import Buffer, InsertedBuffer, Load, PipelineGraph, Stage, check_graph
 
 __all__ = ["from_stages", "from_dict", "from_text", "to_text"]
 
@@ -31,9 +33,18 @@ def _get(record: Any, key: str, default=None):
     return getattr(record, key, default)
 
 
+def _record_name(record: Any, where: str, key: str) -> str:
+    """The ``key`` (a name) of a record: a mapping or an object with that attribute."""
+    name = _get(record, key)
+    if not isinstance(name, str):
+        raise ConfigError(f"{where} must be a record (a dict or an object) whose {key!r} is a "
+                          f"name, got {show(record)}")
+    return name
+
+
 def _check_keys(record: Any, allowed: set[str], what: str) -> None:
     if isinstance(record, Mapping):
-        unknown = sorted(set(record) - allowed)
+        unknown = sorted(set(record) - allowed, key=repr)
         if unknown:
             raise ConfigError(f"{what}: unknown key(s) {', '.join(map(repr, unknown))}; "
                               f"expected some of {', '.join(sorted(allowed))}")
@@ -60,27 +71,31 @@ def from_stages(stages: Iterable[Any], buffers: Iterable[Any],
     The pass's ``block_bytes`` is then the bytes of PE memory one block gives to buffering.
     """
     nodes = []
-    for s in stages:
-        _check_keys(s, _NODE_KEYS, f"stage {_get(s, 'name')!r}")
-        name = _get(s, "name")
+    for k, s in enumerate(items_arg("stages", stages, "stage records")):
+        name = _record_name(s, f"stages[{k}]", "name")
+        _check_keys(s, _NODE_KEYS, f"stage {show(name)}")
         latency = _get(s, "latency", 1)
-        if _get(s, "load", False):
+        load = _get(s, "load", False)
+        if bool_arg(f"load of stage {show(name)}", False if load is None else load):
             nodes.append(Load(name, offset=_get(s, "offset", 0), latency=latency))
         else:
-            if _get(s, "offset") not in (None, 0):
-                raise ConfigError(f"stage {name!r}: only a load has an offset")
+            offset = _get(s, "offset")
+            if offset is not None and not (is_integer(offset) and offset == 0):
+                raise ConfigError(f"stage {show(name)}: only a load has an offset, got "
+                                  f"offset={show(offset)}")
             nodes.append(Stage(name, latency=latency))
     bufs = []
-    for b in buffers:
-        name = _get(b, "name")
-        _check_keys(b, _BUFFER_KEYS, f"buffer {name!r}")
+    for k, b in enumerate(items_arg("buffers", buffers, "buffer records")):
+        name = _record_name(b, f"buffers[{k}]", "name")
+        _check_keys(b, _BUFFER_KEYS, f"buffer {show(name)}")
         if _get(b, "depth") is None:
-            raise ConfigError(f"buffer {name!r} has no depth")
+            raise ConfigError(f"buffer {show(name)} has no depth")
         bufs.append(Buffer(name, _get(b, "producer"), _get(b, "consumers"), _get(b, "depth"),
                            bytes_per_batch=_get(b, "bytes_per_batch", 1),
                            tunable=_get(b, "tunable", True)))
-    ins = [InsertedBuffer(_get(i, "buffer"), _get(i, "consumer"), _get(i, "depth"))
-           for i in inserts]
+    ins = [InsertedBuffer(_record_name(i, f"inserts[{k}]", "buffer"), _get(i, "consumer"),
+                          _get(i, "depth"))
+           for k, i in enumerate(items_arg("inserts", inserts, "inserted-buffer records"))]
     return PipelineGraph(nodes, bufs, ins)
 
 
@@ -95,17 +110,24 @@ def from_dict(spec: Mapping[str, Any]) -> PipelineGraph:
 
     Nodes only named by buffers are created (a load if nothing feeds them, else a stage).
     """
-    if not isinstance(spec, Mapping):
-        raise ConfigError(f"a graph spec must be a dict, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - {"loads", "stages", "buffers", "inserts"})
+    mapping_arg("spec", spec, "graph sections (loads, stages, buffers, inserts)")
+    unknown = sorted(set(spec) - {"loads", "stages", "buffers", "inserts"}, key=repr)
     if unknown:
-        raise ConfigError(f"graph spec: unknown key(s) {', '.join(map(repr, unknown))}")
+        raise ConfigError(f"graph spec: unknown key(s) {', '.join(map(repr, unknown))}; "
+                          f"expected some of loads, stages, buffers, inserts")
 
     def named(section: str) -> dict[str, dict]:
+        """A section as {name: options}: a dict of them, or a list of names."""
         items = spec.get(section, {})
-        if isinstance(items, Mapping):
-            return {k: dict(v or {}) for k, v in items.items()}
-        return {k: {} for k in items}
+        if not isinstance(items, Mapping):
+            items = {k: None for k in items_arg(f"spec[{section!r}]", items, "names")}
+        out = {}
+        for k, v in items.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"spec[{section!r}] names {show(k)}: a name is a string")
+            out[k] = dict(mapping_arg(f"spec[{section!r}][{k!r}]", {} if v is None else v,
+                                      "options"))
+        return out
 
     stages = [{"name": k, "load": True, **v} for k, v in named("loads").items()]
     stages += [{"name": k, **v} for k, v in named("stages").items()]
@@ -134,7 +156,14 @@ def _add_implicit_nodes(stages: list[dict], buffers: list[dict]) -> list[dict]:
 
 
 def _as_tuple(x) -> tuple:
-    return () if x is None else (x,) if isinstance(x, str) else tuple(x)
+    """The consumer names of a record (what cannot be read as names is left for
+    :class:`Buffer` to refuse)."""
+    if isinstance(x, str):
+        return (x,)
+    try:
+        return tuple(c for c in x if isinstance(c, str))
+    except TypeError:
+        return ()
 
 
 def _int(text: str, where: str) -> int:
@@ -160,6 +189,7 @@ def _options(tokens: list[str], allowed: set[str], where: str) -> dict[str, Any]
 
 def from_text(text: str) -> PipelineGraph:
     """A graph from the text form of the module docstring."""
+    str_arg("text", text, "the text form of a graph (a str)")
     spec: dict[str, dict] = {"loads": {}, "stages": {}, "buffers": {}}
     inserts = []
     for lineno, raw in enumerate(text.splitlines(), 1):
@@ -199,6 +229,7 @@ def from_text(text: str) -> PipelineGraph:
 
 def to_text(graph: PipelineGraph) -> str:
     """The text form of ``graph`` (what :func:`from_text` reads back)."""
+    check_graph(graph)
     lines = []
     for v in graph.nodes.values():
         if isinstance(v, Load):

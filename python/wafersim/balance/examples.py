@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .graph import Buffer, Load, PipelineGraph, Stage
+from .._args import bool_arg, int_arg
+from .graph import MAX_COUNT, Buffer, Load, PipelineGraph, Stage
+from .random_graphs import MAX_STAGES
 
 __all__ = ["fork_join", "fig11", "fig12", "fig14", "two_loads"]
 
@@ -11,9 +13,8 @@ def fork_join(long: int, short: int) -> PipelineGraph:
     """A load ``fork`` broadcasting to a join over a long path of ``long`` buffers of depth
     1 (with ``long - 1`` stages between them) and a short path of one buffer of depth
     ``short``. Steady interval: max(1, long / short) (digest section 3)."""
-    if long < 1 or short < 1:
-        from ..errors import ConfigError
-        raise ConfigError(f"fork_join needs long >= 1 and short >= 1, got {long}, {short}")
+    long = int_arg("long", long, 1, MAX_STAGES)
+    short = int_arg("short", short, 1, MAX_COUNT)
     nodes = [Load("fork")] + [Stage(f"s{i}") for i in range(1, long)] + [Stage("join")]
     chain = ["fork"] + [f"s{i}" for i in range(1, long)] + ["join"]
     buffers = [Buffer(f"long{i}", chain[i], (chain[i + 1],), 1) for i in range(long)]
@@ -26,6 +27,7 @@ def fig11(balanced: bool = False) -> PipelineGraph:
     (Joining) Stage 2 reads Buff 2A and Buff 1B; every buffer holds one batch.
     ``balanced=True`` gives FIG. 11B: Buff 1B tuned to depth 2 (Buff 1Bal + Buff 2Bal,
     [0153]). Stage 0 is where data from off-chip memory enters, so it is the load."""
+    balanced = bool_arg("balanced", balanced)
     return PipelineGraph(
         [Load("stage0"), Stage("stage1"), Stage("stage2")],
         [Buffer("buff1A", "stage0", ("stage1",), 1),
@@ -53,7 +55,9 @@ def fig14(bytes_per_batch: int = 1) -> PipelineGraph:
 def two_loads(depth1: int = 5, depth2: int = 3, shared: bool = False) -> PipelineGraph:
     """The load-time example [0177]: paths of total depth 5 and 3 into one join, from two
     independent loads (or, ``shared=True``, from one load feeding both)."""
-    if shared:
+    depth1 = int_arg("depth1", depth1, 1, MAX_COUNT)
+    depth2 = int_arg("depth2", depth2, 1, MAX_COUNT)
+    if bool_arg("shared", shared):
         return PipelineGraph([Load("load"), Stage("join")],
                              [Buffer("path1", "load", ("join",), depth1),
                               Buffer("path2", "load", ("join",), depth2)])

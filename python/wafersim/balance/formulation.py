@@ -39,7 +39,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 
 from .graph import PipelineGraph
-from .memory import blocks
+from .memory import block_count
 from .options import BalanceOptions
 
 __all__ = ["LevelProblem", "Levels", "actions", "linear_cost"]
@@ -125,7 +125,7 @@ class LevelProblem:
                 hi = INF if self.caps is None else self.caps[b.name]
                 self._row([(xb, 1.0), (tu, -1.0)], b.depth, hi)
                 self._charge(b.name, [(xb, 1.0), (tu, -1.0)], weight[b.name], blocks_vars,
-                             least=blocks(b.depth, b.bytes_per_batch, o.block_bytes))
+                             least=block_count(b.depth, b.bytes_per_batch, o.block_bytes))
             else:
                 self._row([(xb, 1.0), (tu, -1.0)], b.depth, b.depth)
         for (bn, c) in self.insertable:

@@ -25,9 +25,28 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
+import numpy as np
+
+from .._args import INT_MAX, instance_arg, int_arg, items_arg, mapping_arg, show
 from ..errors import ConfigError
 
-__all__ = ["Load", "Stage", "Buffer", "InsertedBuffer", "PipelineGraph"]
+__all__ = ["Load", "Stage", "Buffer", "InsertedBuffer", "PipelineGraph", "MAX_COUNT"]
+
+#: The largest depth, offset, latency or byte count the IR takes (a C++ int; the solver
+#: works in floats, exact far beyond the products of such numbers that real graphs reach).
+MAX_COUNT = INT_MAX
+
+
+def _plain(obj, *fields: str) -> None:
+    """numpy integers and booleans in ``fields`` of a frozen record become Python ones
+    (they are welcome as depths and sizes, as they are as coordinates); anything else is
+    left for :class:`PipelineGraph` to check and name."""
+    for f in fields:
+        v = getattr(obj, f)
+        if isinstance(v, np.bool_):
+            object.__setattr__(obj, f, bool(v))
+        elif isinstance(v, np.integer):
+            object.__setattr__(obj, f, int(v))
 
 
 @dataclass(frozen=True)
@@ -38,6 +57,9 @@ class Load:
     offset: int = 0
     latency: int = 1
 
+    def __post_init__(self):
+        _plain(self, "offset", "latency")
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -46,6 +68,9 @@ class Stage:
 
     name: str
     latency: int = 1
+
+    def __post_init__(self):
+        _plain(self, "latency")
 
 
 @dataclass(frozen=True)
@@ -65,8 +90,14 @@ class Buffer:
 
     def __post_init__(self):
         c = self.consumers
-        object.__setattr__(self, "consumers",
-                           () if c is None else (c,) if isinstance(c, str) else tuple(c))
+        if c is None:
+            c = ()
+        elif isinstance(c, str):
+            c = (c,)
+        else:
+            c = tuple(items_arg(f"consumers of buffer {show(self.name)}", c, "node names"))
+        object.__setattr__(self, "consumers", c)
+        _plain(self, "depth", "bytes_per_batch", "tunable")
 
 
 @dataclass(frozen=True)
@@ -78,14 +109,29 @@ class InsertedBuffer:
     consumer: str
     depth: int
 
+    def __post_init__(self):
+        _plain(self, "depth")
+
     @property
     def name(self) -> str:
         return f"{self.buffer}>{self.consumer}"
 
 
 def _positive_int(value, what: str, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    int_arg(what, value, minimum, MAX_COUNT)
+
+
+def check_graph(graph) -> "PipelineGraph":
+    """``graph`` itself when it is a :class:`PipelineGraph` (ConfigError otherwise)."""
+    return instance_arg("graph", graph, PipelineGraph,
+                        "a PipelineGraph (from from_text, from_dict, from_stages or by hand)")
+
+
+def _name_of(value, what: str) -> str:
+    """A node name a buffer refers to: a string (checked against the nodes later)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} must be a node name (a string), got {show(value)}")
+    return value
 
 
 class PipelineGraph:
@@ -100,10 +146,16 @@ class PipelineGraph:
 
     def __init__(self, nodes: Iterable[Load | Stage], buffers: Iterable[Buffer],
                  inserts: Iterable[InsertedBuffer] = ()):
+        nodes = items_arg("nodes", nodes, "Load and Stage objects")
+        buffers = items_arg("buffers", buffers, "Buffer objects")
+        inserts = items_arg("inserts", inserts, "InsertedBuffer objects")
+        if not nodes:
+            raise ConfigError("the graph has no nodes: a section cut needs at least one load "
+                              "(is the text, dict or list of stages empty?)")
         self.nodes: dict[str, Load | Stage] = {}
-        for n in nodes:
+        for i, n in enumerate(nodes):
             if not isinstance(n, (Load, Stage)):
-                raise ConfigError(f"a node must be a Load or a Stage, got {n!r}")
+                raise ConfigError(f"nodes[{i}] must be a Load or a Stage, got {show(n)}")
             self._check_name(n.name, "node")
             if n.name in self.nodes:
                 raise ConfigError(f"node {n.name!r} is declared twice")
@@ -112,11 +164,11 @@ class PipelineGraph:
                 _positive_int(n.offset, f"offset of load {n.name!r}", 0)
             self.nodes[n.name] = n
         self.buffers: dict[str, Buffer] = {}
-        for b in buffers:
-            self._add_buffer(b)
+        for i, b in enumerate(buffers):
+            self._add_buffer(b, i)
         self.inserts: dict[tuple[str, str], InsertedBuffer] = {}
-        for ins in inserts:
-            self._add_insert(ins)
+        for i, ins in enumerate(inserts):
+            self._add_insert(ins, i)
         self.inputs: dict[str, list[str]] = {v: [] for v in self.nodes}
         self.outputs: dict[str, list[str]] = {v: [] for v in self.nodes}
         for b in self.buffers.values():
@@ -137,36 +189,41 @@ class PipelineGraph:
     def _check_name(name, what: str) -> None:
         if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
             raise ConfigError(f"a {what} name must be a non-empty string without spaces, "
-                              f"got {name!r}")
+                              f"got {show(name)}")
 
-    def _add_buffer(self, b: Buffer) -> None:
+    def _add_buffer(self, b: Buffer, i: int) -> None:
         if not isinstance(b, Buffer):
-            raise ConfigError(f"a buffer must be a Buffer, got {b!r}")
+            raise ConfigError(f"buffers[{i}] must be a Buffer, got {show(b)}")
         self._check_name(b.name, "buffer")
         if b.name in self.buffers:
             raise ConfigError(f"buffer {b.name!r} is declared twice")
-        if b.producer is None or b.producer == "":
+        if b.producer is None or (isinstance(b.producer, str) and not b.producer):
             raise ConfigError(f"buffer {b.name!r} has no producer")
+        _name_of(b.producer, f"producer of buffer {b.name!r}")
         if b.producer not in self.nodes:
             raise ConfigError(f"buffer {b.name!r}: producer {b.producer!r} is not a node")
         if not b.consumers:
             raise ConfigError(f"buffer {b.name!r} has no consumer")
         for c in b.consumers:
+            _name_of(c, f"a consumer of buffer {b.name!r}")
             if c not in self.nodes:
                 raise ConfigError(f"buffer {b.name!r}: consumer {c!r} is not a node")
         if len(set(b.consumers)) != len(b.consumers):
             raise ConfigError(f"buffer {b.name!r} lists a consumer twice: {b.consumers}")
         if isinstance(b.depth, (int, float)) and not isinstance(b.depth, bool) and b.depth < 0:
-            raise ConfigError(f"buffer {b.name!r} has a negative depth {b.depth}")
+            raise ConfigError(f"buffer {b.name!r} has a negative depth {b.depth!r}")
         _positive_int(b.depth, f"depth of buffer {b.name!r} (batches)")
         _positive_int(b.bytes_per_batch, f"bytes_per_batch of buffer {b.name!r}")
         if not isinstance(b.tunable, bool):
-            raise ConfigError(f"tunable of buffer {b.name!r} must be True or False")
+            raise ConfigError(f"tunable of buffer {b.name!r} must be True or False, got "
+                              f"{show(b.tunable)}")
         self.buffers[b.name] = b
 
-    def _add_insert(self, ins: InsertedBuffer) -> None:
+    def _add_insert(self, ins: InsertedBuffer, i: int) -> None:
         if not isinstance(ins, InsertedBuffer):
-            raise ConfigError(f"an inserted buffer must be an InsertedBuffer, got {ins!r}")
+            raise ConfigError(f"inserts[{i}] must be an InsertedBuffer, got {show(ins)}")
+        _name_of(ins.buffer, "buffer of an inserted buffer")
+        _name_of(ins.consumer, f"consumer of the inserted buffer on {ins.buffer!r}")
         b = self.buffers.get(ins.buffer)
         if b is None or ins.consumer not in b.consumers:
             raise ConfigError(f"inserted buffer {ins.name!r}: there is no buffer {ins.buffer!r} "
@@ -245,13 +302,21 @@ class PipelineGraph:
                   offsets: Mapping[str, int] | None = None) -> "PipelineGraph":
         """A new graph with the given buffer depths, extra inserted buffers and load
         offsets; the structure (who feeds whom) stays the same."""
-        depths = depths or {}
-        offsets = offsets or {}
+        depths = {} if depths is None else mapping_arg("depths", depths, "buffer -> depth")
+        offsets = {} if offsets is None else mapping_arg("offsets", offsets, "load -> offset")
+        inserts = items_arg("inserts", inserts, "InsertedBuffer objects")
+        for name, given, known, what in (("depths", depths, self.buffers, "buffers"),
+                                         ("offsets", offsets, self.loads, "loads")):
+            unknown = [k for k in given if k not in known]
+            if unknown:
+                raise ConfigError(f"{name} names {show(unknown)}, which are not {what} of the "
+                                  f"graph ({', '.join(known) or 'none'})")
+        inserts = [*self.inserts.values(), *inserts]
         nodes = [replace(n, offset=offsets[n.name]) if n.name in offsets else n
                  for n in self.nodes.values()]
         buffers = [replace(b, depth=depths[b.name]) if b.name in depths else b
                    for b in self.buffers.values()]
-        return PipelineGraph(nodes, buffers, [*self.inserts.values(), *inserts])
+        return PipelineGraph(nodes, buffers, inserts)
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, PipelineGraph) and self.nodes == other.nodes

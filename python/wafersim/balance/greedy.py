@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from .._args import int_arg, items_arg, show
 from ..errors import ConfigError
-from .graph import PipelineGraph
+from .graph import MAX_COUNT, PipelineGraph, check_graph
 from .memory import graph_blocks
 from .paths import unbalanced_joins
 
@@ -34,11 +35,19 @@ class GreedyResult:
 
 def greedy(graph: PipelineGraph, order: Sequence[str] | None = None, *,
            block_bytes: int = 1) -> GreedyResult:
-    """Balance joins one by one in ``order`` (default: topological) by tuning input buffers."""
-    order = list(graph.joins if order is None else order)
+    """Balance joins one by one in ``order`` (join names; default: topological) by tuning
+    input buffers."""
+    check_graph(graph)
+    block_bytes = int_arg("block_bytes", block_bytes, 1, MAX_COUNT)
+    if order is None:
+        order = graph.joins
+    elif isinstance(order, str):
+        order = [order]
+    order = items_arg("order", order, "join names")
     for j in order:
-        if j not in graph.joins:
-            raise ConfigError(f"greedy: {j!r} is not a join of the graph")
+        if not isinstance(j, str) or j not in graph.joins:
+            raise ConfigError(f"greedy: order names {show(j)}, which is not a join of the graph "
+                              f"(joins: {', '.join(graph.joins) or 'none'})")
     depths = {b: max(buf.depth, graph.latency(buf.producer)) if buf.tunable else buf.depth
               for b, buf in graph.buffers.items()}
     for j in order:

@@ -18,6 +18,7 @@ max(1, D_long / D_short) (digest section 3).
 
 from __future__ import annotations
 
+import numbers
 from fractions import Fraction
 
 import numpy as np
@@ -25,13 +26,23 @@ from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
 from ..errors import WaferError
-from .graph import PipelineGraph
+from .._args import mapping_arg, show
+from ..errors import ConfigError
+from .graph import PipelineGraph, check_graph
 
 __all__ = ["steady_interval", "join_intervals", "full_rate"]
 
 
 def full_rate(graph: PipelineGraph, levels: dict[str, int]) -> bool:
-    """True when ``levels`` prove an interval of one step at every join."""
+    """True when ``levels`` (every node's level, an integer) prove an interval of one step
+    at every join."""
+    check_graph(graph)
+    mapping_arg("levels", levels, "node -> level")
+    for v in graph.nodes:
+        if v not in levels:
+            raise ConfigError(f"levels has no level for node {v!r}")
+        if isinstance(levels[v], bool) or not isinstance(levels[v], numbers.Integral):
+            raise ConfigError(f"levels[{v!r}] must be an integer, got {show(levels[v])}")
     for b, v in graph.edges:
         u = graph.producer(b)
         if not graph.latency(u) <= levels[v] - levels[u] <= graph.capacity(b, v):
@@ -42,6 +53,7 @@ def full_rate(graph: PipelineGraph, levels: dict[str, int]) -> bool:
 def join_intervals(graph: PipelineGraph) -> dict[str, Fraction]:
     """Per join: max(1, worst latency of a path into it / smallest capacity of another
     path from the same ancestor). Quadratic in the graph's size; for analysis."""
+    check_graph(graph)
     worst = {v: Fraction(1) for v in graph.joins}
     pos = {v: i for i, v in enumerate(graph.order)}
     for w in graph.order:
@@ -61,6 +73,7 @@ def join_intervals(graph: PipelineGraph) -> dict[str, Fraction]:
 def steady_interval(graph: PipelineGraph) -> float:
     """The steady interval of the whole pipeline: the smallest lambda for which levels p
     exist with latency_u <= p_v - p_u <= lambda * capacity on every edge."""
+    check_graph(graph)
     n = len(graph.order)
     idx = {v: i for i, v in enumerate(graph.order)}
     lam = n

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import numbers
 
+from .._args import int_arg, items_arg, mapping_arg, real_arg, show
 from ..errors import ConfigError
-from ..nn.dense import branch_split
+from ..nn.dense import DenseLayer, branch_split
 from .builders import from_stages
-from .graph import PipelineGraph
+from .graph import MAX_COUNT, PipelineGraph
+from .options import BalanceOptions
 from .solve import balance
 
 __all__ = ["model_graph", "skip_buffer", "balanced_skip_depths", "predicted_cycles",
@@ -36,6 +38,8 @@ __all__ = ["model_graph", "skip_buffer", "balanced_skip_depths", "predicted_cycl
 
 #: Bytes of PE data memory the wafer counts as one block (the seed's PMU) by default.
 WAFER_BLOCK_BYTES = 256
+#: The largest bytes per value (esize) of a mapped model.
+MAX_ESIZE = 8
 
 
 def skip_buffer(join: int) -> str:
@@ -47,7 +51,17 @@ def model_graph(dense, skip_depths: dict[int, int] | None = None, esize: int = 4
     """The pipeline graph of mapped layers ``dense`` (a model's ``dense_layers()``, or a
     Plan's ``[b.dense for b in plan.layers]``). ``skip_depths``: FIFO depth per join layer
     (default 1); ``esize``: bytes per value (4 for fp32, 2 for fp16)."""
-    skip_depths = dict(skip_depths or {})
+    dense = _dense_arg(dense)
+    esize = int_arg("esize", esize, 1, MAX_ESIZE)
+    joins = [i for i, d in enumerate(dense) if d.skip_from is not None]
+    skip_depths = dict(mapping_arg("skip_depths", {} if skip_depths is None else skip_depths,
+                                   "join layer -> FIFO depth"))
+    unknown = [j for j in skip_depths if j not in joins]
+    if unknown:
+        raise ConfigError(f"skip_depths names layer(s) {show(unknown)}, which join no residual "
+                          f"block (joins: {joins})")
+    for j, depth in skip_depths.items():
+        int_arg(f"skip_depths[{j}]", depth, 1, MAX_COUNT)
     stages = [{"name": "input", "load": True}]
     buffers = [{"name": "in", "producer": "input", "consumers": ["L0"], "depth": 1,
                 "bytes_per_batch": dense[0].n_in * esize, "tunable": False}]
@@ -70,6 +84,9 @@ def balanced_skip_depths(dense, esize: int = 4, *, mode: str = "equal",
                          block_bytes: int = WAFER_BLOCK_BYTES) -> dict[int, int]:
     """Join layer -> the skip FIFO depth the balancing pass chooses (tuned depth plus any
     buffer it inserts on the skip edge)."""
+    dense = _dense_arg(dense)
+    esize = int_arg("esize", esize, 1, MAX_ESIZE)
+    BalanceOptions(mode=mode, block_bytes=block_bytes)  # checked even with no join
     joins = [i for i, d in enumerate(dense) if d.skip_from is not None]
     if not joins:
         return {}
@@ -92,10 +109,29 @@ def predicted_cycles(interval_steps: float, service_cycles) -> float:
     """The wafer's steady cycles per sample the model predicts: its interval in steps
     times the longest per-sample service time of a block (``service_cycles``: per block,
     the busy cycles per sample of its busiest PE, e.g. from ``TrainStats.busy()``)."""
-    worst = max(float(c) for c in service_cycles)
+    interval_steps = real_arg("interval_steps", interval_steps, 0, lo_open=True)
+    what = "busy cycles per sample of every block"
+    cycles = items_arg("service_cycles", service_cycles, what)
+    if not cycles:
+        raise ConfigError(f"service_cycles must hold the {what}, got an empty list")
+    worst = max(real_arg(f"service_cycles[{i}]", c, 0) for i, c in enumerate(cycles))
     if not worst > 0:
-        raise ConfigError("service_cycles must hold the busy cycles per sample of every block")
-    return float(interval_steps) * worst
+        raise ConfigError(f"service_cycles must hold the {what}, got all zero: "
+                          f"{show(cycles)}")
+    return interval_steps * worst
+
+
+def _dense_arg(dense) -> list:
+    """The mapped layers: a non-empty list of DenseLayer (a model's ``dense_layers()``)."""
+    what = "DenseLayer (a model's dense_layers())"
+    layers = items_arg("dense", dense, what)
+    if not layers:
+        raise ConfigError(f"dense must be a non-empty list of {what}, got an empty list")
+    for i, d in enumerate(layers):
+        if not isinstance(d, DenseLayer):
+            raise ConfigError(f"dense[{i}] must be a DenseLayer (a model's dense_layers()), "
+                              f"got {type(d).__name__} {show(d, 60)}")
+    return layers
 
 
 def check_skip_depth(value, dense) -> dict[int, int] | str:

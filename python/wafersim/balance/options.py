@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from .._args import bool_arg, choice_arg, int_arg, real_arg
+from .graph import MAX_COUNT
 
 __all__ = ["BalanceOptions", "MODES", "SOLVERS"]
 
@@ -33,21 +34,13 @@ class BalanceOptions:
     cross_check: bool = True
 
     def __post_init__(self):
-        if self.mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.solver not in SOLVERS:
-            raise ConfigError(f"solver must be one of {', '.join(SOLVERS)}, got {self.solver!r}")
-        b = self.block_bytes
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise ConfigError(f"block_bytes must be an integer >= 1, got {b!r}")
+        choice_arg("mode", self.mode, MODES)
+        choice_arg("solver", self.solver, SOLVERS)
+        fields = {"block_bytes": int_arg("block_bytes", self.block_bytes, 1, MAX_COUNT),
+                  "time_limit": real_arg("time_limit", self.time_limit, 0, lo_open=True,
+                                         allow_inf=True, unit="seconds")}
         for name in ("tune", "insert", "delay_loads", "cross_check"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if self.budget is not None:
-            if isinstance(self.budget, bool) or not isinstance(self.budget, int):
-                raise ConfigError(f"budget must be an integer number of blocks or None, "
-                                  f"got {self.budget!r}")
-            if self.budget < 0:
-                raise ConfigError(f"budget must be >= 0 blocks, got {self.budget}")
-        if not self.time_limit > 0:
-            raise ConfigError(f"time_limit must be > 0 seconds, got {self.time_limit!r}")
+            fields[name] = bool_arg(name, getattr(self, name))
+        fields["budget"] = int_arg("budget", self.budget, 0, none_ok=True)
+        for name, value in fields.items():  # numpy scalars become Python ones
+            object.__setattr__(self, name, value)

@@ -8,13 +8,14 @@ enumerated and the check stays linear in the graph's size.
 
 from __future__ import annotations
 
-from .graph import PipelineGraph
+from .graph import PipelineGraph, check_graph
 
 __all__ = ["path_totals", "unbalanced_joins"]
 
 
 def path_totals(graph: PipelineGraph) -> dict[str, tuple[int, int]]:
     """(smallest, largest) total depth over the paths from any load into each node."""
+    check_graph(graph)
     span: dict[str, tuple[int, int]] = {}
     for v in graph.order:
         if not graph.inputs[v]:

@@ -21,10 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ConfigError, DeadlockError
-from .graph import Load, PipelineGraph
+from .._args import int_arg
+from ..errors import CycleLimitError, DeadlockError
+from .graph import Load, PipelineGraph, check_graph
 
-__all__ = ["PipelineRun", "simulate"]
+__all__ = ["PipelineRun", "simulate", "MAX_BATCHES"]
+
+#: The most batches one :func:`simulate` call runs (its time and memory grow with them).
+MAX_BATCHES = 10**6
 
 
 @dataclass(frozen=True)
@@ -49,12 +53,15 @@ class PipelineRun:
 
 
 def simulate(graph: PipelineGraph, batches: int = 32, max_steps: int | None = None) -> PipelineRun:
-    """Run ``batches`` batches through ``graph`` under the rules of the module docstring."""
-    if not isinstance(graph, PipelineGraph):
-        raise ConfigError(f"simulate() takes a PipelineGraph, got {type(graph).__name__}")
-    if isinstance(batches, bool) or not isinstance(batches, int) or batches < 1:
-        raise ConfigError(f"batches must be an integer >= 1, got {batches!r}")
-    if max_steps is None:
+    """Run ``batches`` batches through ``graph`` under the rules of the module docstring.
+
+    ``max_steps``: the most steps to run (default: more than the graph can need);
+    :class:`~wafersim.CycleLimitError` when the batches take longer."""
+    check_graph(graph)
+    batches = int_arg("batches", batches, 1, MAX_BATCHES)
+    max_steps = int_arg("max_steps", max_steps, 1, none_ok=True)
+    limited = max_steps is not None
+    if not limited:
         start = max((n.offset for n in graph.nodes.values() if isinstance(n, Load)), default=0)
         longest = sum(n.latency for n in graph.nodes.values())
         max_steps = start + (batches + 1) * (longest + 1) + 10
@@ -73,6 +80,9 @@ def simulate(graph: PipelineGraph, batches: int = 32, max_steps: int | None = No
     step = 0
     while remaining:
         step += 1
+        if step > max_steps and limited:
+            raise CycleLimitError(f"{batches} batches did not get through the pipeline within "
+                                  f"max_steps={max_steps} steps ({remaining} firings left)")
         if step > max_steps:
             raise DeadlockError(f"the pipeline made no progress for {max_steps} steps",
                                 category="internal")

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import random
 
+from .._args import int_arg, items_arg, real_arg
 from ..errors import ConfigError
-from .graph import Buffer, Load, PipelineGraph, Stage
+from .graph import MAX_COUNT, Buffer, Load, PipelineGraph, Stage
 
-__all__ = ["random_graph"]
+__all__ = ["random_graph", "MAX_STAGES"]
+
+#: The most stages (and loads) of a random graph.
+MAX_STAGES = 100_000
 
 
 def random_graph(stages: int, *, seed: int = 0, loads: int = 1, max_depth: int = 6,
@@ -18,8 +22,18 @@ def random_graph(stages: int, *, seed: int = 0, loads: int = 1, max_depth: int =
     reconvergent join); an input reuses an existing buffer of its producer with probability
     ``fanout_prob`` (a fan-out buffer). Depths are uniform in 1..max_depth, bytes per batch
     drawn from ``bytes_per_batch``, stage latencies uniform in 1..max_latency."""
-    if stages < 1 or loads < 1:
-        raise ConfigError(f"random_graph needs stages >= 1 and loads >= 1, got {stages}, {loads}")
+    stages = int_arg("stages", stages, 1, MAX_STAGES)
+    loads = int_arg("loads", loads, 1, MAX_STAGES)
+    seed = int_arg("seed", seed, 0)
+    max_depth = int_arg("max_depth", max_depth, 1, MAX_COUNT)
+    max_latency = int_arg("max_latency", max_latency, 1, MAX_COUNT)
+    reach = int_arg("reach", reach, 0, MAX_STAGES)
+    join_prob = real_arg("join_prob", join_prob, 0, 1)
+    fanout_prob = real_arg("fanout_prob", fanout_prob, 0, 1)
+    sizes = items_arg("bytes_per_batch", bytes_per_batch, "byte counts")
+    if not sizes:
+        raise ConfigError("bytes_per_batch must list at least one byte count, got an empty list")
+    sizes = [int_arg(f"bytes_per_batch[{i}]", b, 1, MAX_COUNT) for i, b in enumerate(sizes)]
     rng = random.Random(seed)
     nodes: list[Load | Stage] = [Load(f"L{i}") for i in range(loads)]
     outs: dict[str, list[dict]] = {n.name: [] for n in nodes}
@@ -31,7 +45,7 @@ def random_graph(stages: int, *, seed: int = 0, loads: int = 1, max_depth: int =
             rng.choice(reusable)["consumers"].append(v)
             return
         b = {"name": f"b{len(buffers)}", "producer": u, "consumers": [v],
-             "depth": rng.randint(1, max_depth), "bytes": rng.choice(bytes_per_batch)}
+             "depth": rng.randint(1, max_depth), "bytes": rng.choice(sizes)}
         buffers.append(b)
         outs[u].append(b)
 

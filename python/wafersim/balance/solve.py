@@ -23,14 +23,14 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import diags, vstack
 
-from ..errors import ConfigError, WaferError
+from ..errors import WaferError
 from .errors import BudgetError
 from .decompose import batches, glue, split
 from .formulation import LevelProblem, Levels, actions, linear_cost
-from .graph import InsertedBuffer, PipelineGraph
+from .graph import InsertedBuffer, PipelineGraph, check_graph
 from .infeasible import explain_infeasible
 from .interval import full_rate
-from .memory import blocks, graph_blocks
+from .memory import block_count, graph_blocks
 from .options import BalanceOptions
 from .paths import unbalanced_joins
 from .result import BalanceResult
@@ -67,8 +67,7 @@ def balance(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int = 1,
     Raises :class:`InfeasibleError` naming the join when the options allow no balancing.
     The input graph is not changed; ``result.graph`` is the rewritten one.
     """
-    if not isinstance(graph, PipelineGraph):
-        raise ConfigError(f"balance() takes a PipelineGraph, got {type(graph).__name__}")
+    check_graph(graph)
     opts = BalanceOptions(mode=mode, block_bytes=block_bytes, tune=tune, insert=insert,
                           delay_loads=delay_loads, budget=budget, solver=solver,
                           time_limit=time_limit, cross_check=cross_check)
@@ -94,7 +93,7 @@ def balance(graph: PipelineGraph, *, mode: str = "equal", block_bytes: int = 1,
         raise WaferError(f"internal: the clean-up LP failed ({tres.message})", category="internal")
     result = _decode(graph, opts, tidy, tres.x)
     fixed = graph_blocks(graph, opts.block_bytes) - sum(  # blocks outside the objective
-        blocks(b.depth, b.bytes_per_batch, opts.block_bytes) for b in actions(graph, opts)[0])
+        block_count(b.depth, b.bytes_per_batch, opts.block_bytes) for b in actions(graph, opts)[0])
     return _finish(graph, opts, result, status=status, solver=used, seconds=seconds,
                    lower_bound=math.ceil(bound + fixed - _TOL), notes=notes)
 
@@ -304,8 +303,8 @@ def _finish(graph, opts, decoded, *, status, solver, seconds, lower_bound, notes
         raise WaferError("internal: the balancing failed its own verification "
                          f"(depths grew: {grew}, joins balanced: {balanced})", category="internal")
     bb = opts.block_bytes
-    per_buffer = {b.name: blocks(b.depth, b.bytes_per_batch, bb) for b in new.buffers.values()}
-    per_buffer.update({i.name: blocks(i.depth, new.buffers[i.buffer].bytes_per_batch, bb)
+    per_buffer = {b.name: block_count(b.depth, b.bytes_per_batch, bb) for b in new.buffers.values()}
+    per_buffer.update({i.name: block_count(i.depth, new.buffers[i.buffer].bytes_per_batch, bb)
                        for i in new.inserts.values()})
     before, after = graph_blocks(graph, bb), sum(per_buffer.values())
     tuned = {b: new.buffers[b].depth - graph.buffers[b].depth for b in graph.buffers

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._args import choice_arg
 from ..errors import ConfigError
 
 DTYPES = ("int8", "fp16", "bf16")
 
 
 def check_dtype(dtype: str) -> str:
-    if dtype not in DTYPES:
-        raise ConfigError(f"dtype must be one of {', '.join(map(repr, DTYPES))}, got {dtype!r}")
-    return dtype
+    return choice_arg("dtype", dtype, DTYPES)
 
 
 def bf16_bits(x) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
-from .._args import c_int
+from .._args import bool_arg, c_int
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, operand_bits, result_values
 
@@ -55,7 +55,8 @@ class MatrixArray:
         self.dtype = check_dtype(dtype)
         rows, cols, lanes = (c_int(name, v)  # the core names the exact range
                              for name, v in (("rows", rows), ("cols", cols), ("lanes", lanes)))
-        self.weight_signed, self.data_signed = bool(weight_signed), bool(data_signed)
+        self.weight_signed = bool_arg("weight_signed", weight_signed)
+        self.data_signed = bool_arg("data_signed", data_signed)
         self.lanes = lanes
         self._a = _core.tensor.MatrixArray(rows, cols, lanes, dtype,
                                            self.weight_signed, self.data_signed)

@@ -3,18 +3,20 @@ control unit, so that a layer runs from one call."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
 from .. import _core
-from .._args import INT_MAX, int_arg
+from .._args import INT_MAX, bool_arg, choice_arg, int_arg
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, result_values
 from .formatter import conv_output_size, format_conv_data, format_conv_weights
-from .vector_engine import VectorEngine, program_words
+from .vector_engine import PIPELINES, VectorEngine, program_words
 
 __all__ = ["TensorUnitConfig", "TensorUnit", "quantize_program"]
+
+MODES = ("fast", "cycle")
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,10 @@ class TensorUnitConfig:
 def check_config(config: TensorUnitConfig) -> None:
     """The checks Python makes before the core sees a configuration (ConfigError)."""
     check_dtype(config.dtype)
-    if config.mode not in ("fast", "cycle"):
-        raise ConfigError(f"mode must be 'fast' or 'cycle', got {config.mode!r}")
+    choice_arg("mode", config.mode, MODES)
+    choice_arg("pipeline", config.pipeline, PIPELINES)
+    for name in ("weight_signed", "data_signed"):
+        bool_arg(f"TensorUnitConfig.{name}", getattr(config, name))
     for name, lo, hi in (("rows", 1, 1024), ("cols", 1, 1024), ("lanes", 1, 1024),
                          ("input_queue_rows", 1, 4096), ("sram_bytes", 0, 2**30)):
         int_arg(f"TensorUnitConfig.{name}", getattr(config, name), lo, hi)
@@ -76,12 +80,17 @@ class TensorUnit:
     """
 
     def __init__(self, config: TensorUnitConfig | None = None, **overrides):
+        known = [f.name for f in fields(TensorUnitConfig)]
+        unknown = [k for k in overrides if k not in known]
+        if unknown:
+            raise ConfigError(f"TensorUnit has no parameter {', '.join(unknown)}; its "
+                              f"parameters are {', '.join(known)}")
+        if config is not None and not isinstance(config, TensorUnitConfig):
+            raise ConfigError(f"config must be a TensorUnitConfig, got {type(config).__name__}")
         if config is None:
             config = TensorUnitConfig(**overrides)
         elif overrides:
             config = TensorUnitConfig(**{**asdict(config), **overrides})
-        if not isinstance(config, TensorUnitConfig):
-            raise ConfigError(f"config must be a TensorUnitConfig, got {type(config).__name__}")
         check_config(config)
         self.config = config
         c = config

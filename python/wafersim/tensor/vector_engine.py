@@ -7,12 +7,14 @@ import re
 import numpy as np
 
 from .. import _core
-from .._args import INT_MAX, index_arg, int_arg
+from .._args import INT_MAX, choice_arg, index_arg, int_arg
 from ..asm import vector as vasm
 from ..errors import ConfigError, MemoryAccessError
 
 __all__ = ["VectorEngine", "program_words"]
 
+#: The vector engine's pipelines: Fig. 9's staggered one, or all stages at once [0115].
+PIPELINES = ("stagger", "parallel")
 _NAME = re.compile(r"^(RB|RW|RD)(\d+)$", re.IGNORECASE)
 _DTYPE = {"RB": np.uint8, "RW": np.uint16, "RD": np.uint32}
 
@@ -39,7 +41,8 @@ class VectorEngine:
     def __init__(self, lanes: int = 96, *, sram_bytes: int = 64 * 1024, pipeline: str = "stagger",
                  _core_engine=None):
         self._v = _core_engine if _core_engine is not None else _core.tensor.VectorEngine(
-            int_arg("lanes", lanes, 1, 1024), int_arg("sram_bytes", sram_bytes, 0, 2**30), pipeline)
+            int_arg("lanes", lanes, 1, 1024), int_arg("sram_bytes", sram_bytes, 0, 2**30),
+            choice_arg("pipeline", pipeline, PIPELINES))
 
     lanes = property(lambda self: self._v.lanes)
 

@@ -47,24 +47,68 @@ def _groups(n: int, k: int) -> list[tuple[int, int]]:
     return [(int(p[0]), len(p)) for p in parts]
 
 
-def _act(name: str, z: np.ndarray) -> np.ndarray:
+def _name(act) -> str:
+    """An activation given by name ("relu") or as a ws.nn activation (its parameters)."""
+    return act if isinstance(act, str) else act.name
+
+
+def _tanh_ce(u: np.ndarray) -> np.ndarray:
+    """The CE's tanh: rounded once from double [0493]."""
+    return np.array([v if v == 0 else _f32(math.tanh(float(v))) for v in u], dtype=_f32)
+
+
+def _gelu_u_t(z: np.ndarray):
+    """u and t = tanh(u) of GELU's tanh form, in the order of mapping/lowering/gelu.py."""
+    c, k = _f32(np.sqrt(2.0 / np.pi)), _f32(0.044715)
+    u = (z * z).astype(_f32)
+    u = (u * z).astype(_f32)
+    u = (u * k).astype(_f32)
+    u = (u + z).astype(_f32)
+    u = (u * c).astype(_f32)
+    return u, _tanh_ce(u)
+
+
+def _act(act, z: np.ndarray) -> np.ndarray:
+    name = _name(act)
     z = z.astype(_f32)
     if name == "relu":
         return np.where(z > 0, z, _f32(0)).astype(_f32)
     if name == "sigmoid":  # rounded once from double, as the CE does
         return np.array([_f32(1.0 / (1.0 + math.exp(-float(v)))) for v in z], dtype=_f32)
     if name == "tanh":
-        return np.array([v if v == 0 else _f32(math.tanh(float(v))) for v in z], dtype=_f32)
+        return _tanh_ce(z)
+    if name == "leaky_relu":   # relu(z) + min(z, 0) * slope, one rounding
+        slope = _f32(act.negative_slope)
+        return np.where(z > 0, z, (z * slope).astype(_f32)).astype(_f32)
+    if name == "gelu":
+        _, t = _gelu_u_t(z)
+        t = (t + _f32(1)).astype(_f32)
+        return ((z * _f32(0.5)).astype(_f32) * t).astype(_f32)
     return z
 
 
-def _fprime(name: str, a: np.ndarray) -> np.ndarray | None:
+def _fprime(act, a: np.ndarray, z: np.ndarray | None = None) -> np.ndarray | None:
+    """f' from the activations ``a`` (and the inputs ``z`` where the mapping keeps them)."""
+    name = _name(act)
     if name == "relu":
         return (a > 0).astype(_f32)
     if name == "sigmoid":
         return ((_f32(1) - a).astype(_f32) * a).astype(_f32)
     if name == "tanh":
         return (_f32(1) - (a * a).astype(_f32)).astype(_f32)
+    if name == "leaky_relu":
+        slope = _f32(act.negative_slope)
+        d = ((z if slope < 0 else a) > 0).astype(_f32)
+        return (d + ((_f32(1) - d) * slope).astype(_f32)).astype(_f32)
+    if name == "gelu":
+        c, k3 = _f32(np.sqrt(2.0 / np.pi)), _f32(3 * 0.044715)
+        _, t = _gelu_u_t(z)
+        B = (_f32(1) - (t * t).astype(_f32)).astype(_f32)
+        A = (t + _f32(1)).astype(_f32)
+        C = (z * z).astype(_f32)
+        C = ((C * k3).astype(_f32) + _f32(1)).astype(_f32)
+        D = (((z * B).astype(_f32) * C).astype(_f32) * c).astype(_f32)
+        return ((A + D).astype(_f32) * _f32(0.5)).astype(_f32)
     return None
 
 
@@ -85,6 +129,29 @@ def graph_of(dense) -> tuple[dict[int, int], dict[int, int]]:
     return skips, sources
 
 
+def textbook(act, dtype=np.float64):
+    """(f(z), f'(z)) of an activation in plain numpy (float64 by default)."""
+    name = _name(act)
+    if name == "relu":
+        return (lambda z: np.maximum(z, 0), lambda z: (z > 0).astype(dtype))
+    if name == "sigmoid":
+        sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+        return (sig, lambda z: sig(z) * (1 - sig(z)))
+    if name == "tanh":
+        return (np.tanh, lambda z: 1 - np.tanh(z) ** 2)
+    if name == "leaky_relu":
+        k = act.negative_slope
+        return (lambda z: np.where(z > 0, z, k * z), lambda z: np.where(z > 0, 1.0, k).astype(dtype))
+    if name == "gelu":
+        c, k = np.sqrt(2 / np.pi), 0.044715
+
+        def fprime(z):
+            t = np.tanh(c * (z + k * z ** 3))
+            return 0.5 * (1 + t) + 0.5 * z * (1 - t * t) * c * (1 + 3 * k * z * z)
+        return (lambda z: 0.5 * z * (1 + np.tanh(c * (z + k * z ** 3))), fprime)
+    return (lambda z: z, lambda z: np.ones_like(z))
+
+
 def mlp_forward(params, activations, x, skips=None, sources=None) -> np.ndarray:
     """Float64 forward pass (for tolerance checks). ``skips``: {join layer: vector index}
     and ``sources``: {layer: vector index} as :func:`graph_of` gives them (a residual's
@@ -94,8 +161,7 @@ def mlp_forward(params, activations, x, skips=None, sources=None) -> np.ndarray:
     acts = [np.asarray(x, dtype=_f64)]
     for l, ((W, b), name) in enumerate(zip(params, activations)):
         z = acts[sources.get(l, l)] @ np.asarray(W, _f64).T + (0 if b is None else np.asarray(b, _f64))
-        a = {"relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
-             "tanh": np.tanh}.get(name, lambda v: v)(z)
+        a = textbook(name)[0](z)
         if l in skips:
             a = a + acts[skips[l]]
         acts.append(a)
@@ -160,6 +226,7 @@ class DeviceOrderMLP:
                     high = (high + psum[r]).astype(_f32)
                 acc = (high + acc).astype(_f32)
             z[cols] = acc
+        self.z[l] = z
         return _act(self.act[l], z)
 
     def forward(self, x) -> list[np.ndarray]:
@@ -168,6 +235,7 @@ class DeviceOrderMLP:
         them)."""
         acts = [np.asarray(x, dtype=_f32)]
         self.pre = {}
+        self.z = {}
         for l in range(len(self.W)):
             a = self._layer_forward(l, acts[self.sources.get(l, l)])
             if l in self.skips:
@@ -190,7 +258,7 @@ class DeviceOrderMLP:
                 acc = _f32(acc + v)
             loss += float(_f32(acc * invn))
         d = (e * twon).astype(_f32)
-        fp = _fprime(self.act[-1], a)
+        fp = _fprime(self.act[-1], a, self.z.get(len(self.W) - 1))
         if fp is not None:
             d = (d * fp).astype(_f32)
         return d, loss
@@ -254,7 +322,7 @@ class DeviceOrderMLP:
                         dsums[k - 1] = tot
                     else:                       # residual: the first layer's rows
                         starts[k] = tot
-                fp = _fprime(self.act[l], self.pre.get(l, acts[l + 1]))
+                fp = _fprime(self.act[l], self.pre.get(l, acts[l + 1]), self.z.get(l))
                 d = tot if fp is None else (tot * fp).astype(_f32)
             deltas[l] = d
             tot = self._layer_backward(l, acts[self.sources.get(l, l)], d, mode, lr,
@@ -336,10 +404,7 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
     P = [(np.array(W, dtype), None if b is None else np.array(b, dtype)) for W, b in params]
     X = np.asarray(X, dtype)
     Y = np.asarray(Y, dtype)
-    fs = {"relu": (lambda z: np.maximum(z, 0), lambda a: (a > 0).astype(dtype)),
-          "sigmoid": (lambda z: 1 / (1 + np.exp(-z)), lambda a: a * (1 - a)),
-          "tanh": (np.tanh, lambda a: 1 - a * a),
-          "identity": (lambda z: z, lambda a: np.ones_like(a))}
+    fs = [textbook(act, dtype) for act in activations]
     n = len(X)
     velocity: dict = {}
     for ep in range(epochs):
@@ -349,12 +414,12 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
             gW = [np.zeros_like(W) for W, _ in P]
             gb = [None if b is None else np.zeros_like(b) for _, b in P]
             for k in batch:
-                acts, pre = [X[k]], {}
-                for l, ((W, b), name) in enumerate(zip(P, activations)):
-                    z = W @ acts[sources.get(l, l)] + (0 if b is None else b)
-                    a = fs[name][0](z)
+                acts, zs = [X[k]], {}
+                for l, (W, b) in enumerate(P):
+                    z = zs[l] = W @ acts[sources.get(l, l)] + (0 if b is None else b)
+                    a = fs[l][0](z)
                     if l in skips:
-                        pre[l], a = a, a + acts[skips[l]]
+                        a = a + acts[skips[l]]
                     acts.append(a)
                 a = acts[-1]
                 grads = {len(P): (a - Y[k]) * (2.0 / len(a))}   # dL/d(vector), by index
@@ -362,7 +427,7 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
                     g = grads.pop(l + 1)
                     if l in skips:          # the join adds a vector: it gets dL/dy too
                         grads[skips[l]] = grads.get(skips[l], 0) + g
-                    d = g * fs[activations[l]][1](pre.get(l, acts[l + 1]))
+                    d = g * fs[l][1](zs[l])
                     src = sources.get(l, l)
                     gW[l] += np.outer(d, acts[src])
                     if gb[l] is not None:

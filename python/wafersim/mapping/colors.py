@@ -38,23 +38,30 @@ ROLE_NAMES = {
     "J0": "delta sums / targets to finalizers", "J1": "delta sums / targets to finalizers",
     "S": "skips into a join's FIFO", "B": "residual skip deltas",
     "X": "two-branch inputs", "K": "two-branch dL/dy to branch f", "G": "branch g's dL/dx",
+    "Y": "targets into the softmax head", "O": "outputs and loss shares to the host",
+    "R0": "softmax reduction", "R1": "softmax reduction", "RB": "softmax result",
 }
 
 
-def mapping_roles(residual: bool = False, branch: bool = False) -> tuple[str, ...]:
-    """The color roles of a mapping with residual and / or two-branch blocks."""
+def mapping_roles(residual: bool = False, branch: bool = False,
+                  head: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The color roles of a mapping with residual and / or two-branch blocks, and a loss's
+    head column (``head``: its roles)."""
     extra = (SKIP_ROLES if residual else ()) + (BRANCH_ROLES if branch else ())
-    return COLOR_ROLES + tuple(dict.fromkeys(extra))
+    return COLOR_ROLES + tuple(dict.fromkeys(extra)) + tuple(head)
 
 
 def allocate_colors(fabric_colors: int, taken: set[int] = frozenset(),
-                    residual: bool = False, branch: bool = False) -> dict[str, int]:
+                    residual: bool = False, branch: bool = False,
+                    head: dict | None = None) -> dict[str, int]:
     """Role -> color, the lowest free colors that satisfy the entry rules of P0/P1, J0/J1,
     K and S. ``taken``: colors already routed on routers the mapping will use; ``residual``:
-    the model has residual blocks (S and B); ``branch``: two-branch blocks (S, X, K, G).
-    ConfigError when the wafer has too few routable colors."""
+    the model has residual blocks (S and B); ``branch``: two-branch blocks (S, X, K, G);
+    ``head``: a loss head's roles, each with the microthread entries (color & 7) its color
+    may use or None. ConfigError when the wafer has too few routable colors."""
     free = [c for c in range(fabric_colors) if c not in taken]
-    roles = mapping_roles(residual, branch)
+    head = dict(head or {})
+    roles = mapping_roles(residual, branch, tuple(head))
     need = len(roles)
     if len(free) < need:
         raise ConfigError(f"the mapping needs {need} routable colors; this wafer has "
@@ -81,6 +88,15 @@ def allocate_colors(fabric_colors: int, taken: set[int] = frozenset(),
             raise ConfigError(f"no free color c with c % 8 == {UT_SKIP} for the residual skips "
                               f"(S); this wafer has {fabric_colors} colors")
         out["S"] = pick
+        free.remove(pick)
+    for role, entries in head.items():
+        if entries is None:
+            continue
+        pick = next((c for c in free if c & 7 in entries), None)
+        if pick is None:
+            raise ConfigError(f"no free color c with c % 8 in {entries} for the loss head's "
+                              f"{role}; this wafer has {fabric_colors} colors")
+        out[role] = pick
         free.remove(pick)
     for role in roles:
         if role not in out:

@@ -109,7 +109,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
                                extra=_extra_bytes(dense, esize, int(slots), loss, optimizer))
     else:
         shapes = check_shapes(dense, blocks)
-    width = sum(c for _, c in shapes)
+    lowered_loss = loss_for(loss)
+    width = sum(c for _, c in shapes) + (1 if lowered_loss.has_head else 0)
     height = shapes[0][0]
     if wafer is None:
         wafer = Wafer(r0 + height, c0 + width)
@@ -137,8 +138,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))
     residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
-    roles = mapping_roles(residual, branch)
-    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols)
+    roles = mapping_roles(residual, branch, tuple(lowered_loss.head_roles))
+    probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols,
+                           lowered_loss)
     taken = set()
     for (r, c) in probe.routers():
         rid = r * wafer.cols + c
@@ -146,8 +148,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
             dest, src = wafer._core.route(rid, color)
             if dest or src:
                 taken.add(color)
-    colors = allocate_colors(wafer.colors, taken, residual, branch)
-    for p in (p for b in layer_blocks for p in b.points()):
+    colors = allocate_colors(wafer.colors, taken, residual, branch, lowered_loss.head_roles)
+    heads = lowered_loss.head_points(layer_blocks[-1]) if lowered_loss.has_head else []
+    for p in [p for b in layer_blocks for p in b.points()] + heads:
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,

@@ -60,7 +60,8 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
         extra["skip_grad_in"] = col["B"]
     if c == b.cols - 1 and any(p == b.index for p, _, _ in plan.branches):
         extra["skip_grad_in"] = col["G"]
-    last = b.index == L - 1
+    # with a loss head the output layer works as any layer: the head is its next layer
+    last = b.index == L - 1 and not plan.loss_lowering.has_head
     return PeSpec(layer=b.index, last=last, row=r, col=c, rows=b.rows,
                   cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout,
                   act=activation_for(d.activation, d.act_module),

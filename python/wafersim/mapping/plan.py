@@ -61,13 +61,41 @@ class Plan:
         self.skip_depths = {j: (skip_depths or {}).get(j, 1) for _, j in self.residuals}
         self.specs: dict[tuple[int, int], PeSpec] = {}
         self.programs: dict[tuple[int, int], Program] = {}
-        self.routes = mapping_routes(blocks, colors, wafer.cols)
+        #: the PEs of the loss's head column (CrossEntropyLoss's softmax), if any
+        self.heads: list[tuple[int, int]] = (self.loss_lowering.head_points(blocks[-1])
+                                             if self.loss_lowering.has_head else [])
+        self.routes = mapping_routes(blocks, colors, wafer.cols, self.loss_lowering)
         self._build_programs()
 
     # ---- structure ------------------------------------------------------------------------
     def pes(self) -> list[tuple[int, int]]:
-        """Every PE of the mapping, layer by layer, row-major."""
-        return [p for b in self.layers for p in b.points()]
+        """Every PE of the mapping, layer by layer, row-major, then the loss's head."""
+        return [p for b in self.layers for p in b.points()] + list(self.heads)
+
+    @property
+    def rects(self) -> list[tuple[int, int, int, int]]:
+        """Rectangles covering every PE of the mapping (a launch goes to each)."""
+        out = [b.rect for b in self.layers]
+        if self.heads:
+            out.append((self.heads[0][0], self.heads[0][1], len(self.heads), 1))
+        return out
+
+    def launch_all(self, task) -> None:
+        """Launches ``task`` (a name or local id) on every PE of the mapping."""
+        for rect in self.rects:
+            self.wafer.launch(task, rect=rect)
+
+    @property
+    def output_color(self) -> int:
+        """The color the outputs (and loss shares) reach the host on."""
+        role = self.loss_lowering.output_role or f"A{len(self.layers) % 2}"
+        return self.colors[role]
+
+    @property
+    def target_color(self) -> int:
+        """The color the host sends the targets on."""
+        role = self.loss_lowering.target_role or f"J{len(self.layers) % 2}"
+        return self.colors[role]
 
     def block_of(self, point) -> tuple[LayerBlock, int, int]:
         r, c = point
@@ -129,6 +157,22 @@ class Plan:
                         raise self._too_big(b, r, c, end, limit)
                     self.specs[b.at(r, c)] = spec
                     self.programs[b.at(r, c)] = prog
+        if self.heads:
+            L = len(self.layers)
+            sources = self.loss_lowering.head_sources(
+                self.layers[-1], self.colors, self.dtype,
+                self.wafer._core.ce_config.input_queue_depth, self.colors[f"A{L % 2}"],
+                self.colors[f"J{L % 2}"])
+            for p, src in sources.items():
+                try:
+                    prog = assemble(src)
+                except ProgramError as e:
+                    raise ConfigError(f"the loss head's PE {p}: {e}") from None
+                end = max((a + len(bytes_) for a, bytes_ in prog.data), default=0)
+                if end > limit:
+                    raise ConfigError(f"the loss head's PE {p} needs {end} data bytes, a PE "
+                                      f"has {limit}; use more columns in the output layer")
+                self.programs[p] = prog
 
     def _too_big(self, b: LayerBlock, r: int, c: int, need: int, limit: int) -> ConfigError:
         return ConfigError(
@@ -179,17 +223,17 @@ class Plan:
         point = tuple(point)
         cache = self.__dict__.setdefault("_pass_cache", {})
         if point not in cache:
-            prog, spec = self.programs[point], self.specs[point]
+            prog, spec = self.programs[point], self.specs.get(point)
             n = self.wafer._core.ce_config.max_instructions
             m = np.full(n, PASSES.index("control"), np.int8)
             fw, dl, ch = (PASSES.index(k) for k in ("forward", "delta", "chain"))
-            tasks = {spec.a_in: fw, T.F_CLOSE: fw, T.F_CLOSE_END: fw, T.F_SENT: fw, T.FIN2: fw,
+            tasks = {} if spec is None else {spec.a_in: fw, T.F_CLOSE: fw, T.F_CLOSE_END: fw, T.F_SENT: fw, T.FIN2: fw,
                      T.FIN3: fw, T.TX: fw, T.SK_SENT: fw, T.SK_IN: fw, T.SK_READ: fw, spec.d_col: dl,
                      T.B_CLOSE: dl, T.B_CLOSE_END: dl, T.H_SENT: dl, T.JREAD: dl, T.DFIN: dl,
                      T.DTX: dl, T.B_SENT: dl, T.APPLY: ch}
-            if spec.j_in is not None:
+            if spec is not None and spec.j_in is not None:
                 tasks[spec.j_in] = dl
-            if spec.skip_in is not None:
+            if spec is not None and spec.skip_in is not None:
                 tasks[spec.skip_in] = fw
             for tid, k in tasks.items():
                 a = prog.base + 4 * tid
@@ -213,8 +257,7 @@ class Plan:
             w.pe(*p).load(prog)
         self.routes.apply(w)
         self.write_weights(self.model)
-        for b in self.layers:
-            w.launch("main", rect=b.rect)
+        self.launch_all("main")
         w.run()
 
     def _np(self):
@@ -269,7 +312,8 @@ class Plan:
         """The PEs that hold a runtime word of scope ``where`` (runtime_words.py)."""
         if where in ("all", "layer0", "not layer0"):
             return [p for b in self.layers if (where != "layer0" or b.index == 0)
-                    and (where != "not layer0" or b.index > 0) for p in b.points()]
+                    and (where != "not layer0" or b.index > 0) for p in b.points()] + (
+                list(self.heads) if where == "all" else [])
         if where == "finalizers":
             return [b.finalizer(c) for b in self.layers for c in range(b.cols)]
         if where == "output finalizers":
@@ -294,7 +338,7 @@ class Plan:
             data = np.array([value], np.uint16)
         else:
             data = np.array([self.representable(w.name, value)], self._np())
-        points = set(self.pes_with(w.where))
+        points = {p for p in self.pes_with(w.where) if w.name in self.programs[p].exports}
         for b in self.layers:      # a whole block at once where the word is in all of it
             pts = b.points()
             if all(p in points for p in pts) and len(pts) > 1:
@@ -303,6 +347,9 @@ class Plan:
                 for p in pts:
                     if p in points:
                         self.wafer.memcpy_h2d(w.name, data, rect=p)
+        for p in self.heads:
+            if p in points:
+                self.wafer.memcpy_h2d(w.name, data, rect=p)
 
     def representable(self, what: str, value: float) -> float:
         """``value`` if the plan's number format holds it: ConfigError naming ``what``

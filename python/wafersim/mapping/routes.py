@@ -82,8 +82,11 @@ def _col(c: int, r0: int, r1: int) -> list[tuple[int, int]]:
     return [(r, c) for r in range(r0, r1 + step, step)]
 
 
-def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols: int) -> RouteTable:
-    """Every route of a mapping (docs/training.md, "Routes")."""
+def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols: int,
+                   head=None) -> RouteTable:
+    """Every route of a mapping (docs/training.md, "Routes"). ``head``: the loss lowering
+    when it puts a column of PEs east of the output layer (it routes the outputs and the
+    targets there)."""
     t = RouteTable()
     L = len(blocks)
     first = blocks[0]
@@ -113,6 +116,8 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
                 # F_c's activations east along row c into the next block's row c [0408]
                 end = nxt.col0 + nxt.cols - 1
                 t.line(a_out, "activations", _row(fr, fc, end), "RAMP", deliver=nxt.points())
+            elif head is not None and head.has_head:
+                pass   # the loss's head column routes the outputs and targets (below)
             else:
                 # the output layer: to the host at the east edge; targets come back the same way
                 t.line(a_out, "outputs", _row(fr, fc, wafer_cols - 1), "RAMP", leave="E")
@@ -163,6 +168,9 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
             fr, fc = f_last.finalizer(c)
             t.line(colors["S"], "skips", _row(fr, fc, jc), "RAMP", deliver=[(jr, jc)])
             t.line(colors["K"], "two-branch dL/dy", _row(jr, jc, fc), "RAMP", deliver=[(fr, fc)])
+    if head is not None and head.has_head:
+        head.head_routes(t, blocks[-1], colors, wafer_cols, colors[f"A{L % 2}"],
+                         colors[f"J{L % 2}"])
     split_joins = {j for _, _, j in branches}
     for join in blocks:
         p = join.dense.skip_from

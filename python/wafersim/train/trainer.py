@@ -165,10 +165,8 @@ class Trainer:
     def _config(self, task: int = T.SETUP) -> None:
         """Runs a configuration task on every PE: SETUP (chain-pass variant and -lr from
         the words just written) or CONFIG (FP control and RNG seed). A few cycles."""
-        w = self.plan.wafer
-        for b in self.plan.layers:
-            w.launch(task, rect=b.rect)
-        self.stats_.add_run(w.run())
+        self.plan.launch_all(task)
+        self.stats_.add_run(self.plan.wafer.run())
 
     # ---- data checks ---------------------------------------------------------------------
     def _inputs(self, X, what: str = "X") -> np.ndarray:
@@ -195,10 +193,10 @@ class Trainer:
                                    p.input_ports):
             w.inject(port, a0, d, index=i, ctrl=c)
         if Y is not None:
-            jt = p.colors[f"J{len(p.layers) % 2}"]
+            jt = p.target_color
             for d, port in zip(target_streams(Y, p.layers[-1].out_groups, p.dtype), p.output_ports):
                 w.inject(port, jt, d)
-        out_color = p.colors[f"A{len(p.layers) % 2}"]
+        out_color = p.output_color
         ports = p.output_ports
         parts = []
         start = w.cycle
@@ -359,7 +357,7 @@ class Trainer:
         self.stats_.add_run(st)
         self.stats_.pass_cycles["forward"] = int(st.cycles)
         self.stats_.samples_forwarded += X.shape[0]
-        out, _, done = decode_outputs(w.collect(), p.output_ports, p.colors[f"A{len(p.layers) % 2}"],
+        out, _, done = decode_outputs(w.collect(), p.output_ports, p.output_color,
                                       X.shape[0], p.n_out, p.dtype)
         return out
 
@@ -372,7 +370,7 @@ class Trainer:
         y = np.asarray(y)
         Y, _ = self._targets(y.reshape(1) if y.ndim == 0 else y.reshape(1, -1), 1, "target")
         p, w = self.plan, self.plan.wafer
-        jt = p.colors[f"J{len(p.layers) % 2}"]
+        jt = p.target_color
         for d, port in zip(target_streams(Y, p.layers[-1].out_groups, p.dtype), p.output_ports):
             w.inject(port, jt, d)
         st = w.run()
@@ -403,8 +401,7 @@ class Trainer:
             raise ConfigError("chain() needs a delta() first")
         p, w = self.plan, self.plan.wafer
         self._words(train=True, accumulate=True, k=1)
-        for b in p.layers:
-            w.launch(T.APPLY, rect=b.rect)
+        p.launch_all(T.APPLY)
         st = w.run()
         self.stats_.add_run(st)
         self.stats_.pass_cycles["chain"] = int(st.cycles)

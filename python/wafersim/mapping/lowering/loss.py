@@ -19,6 +19,10 @@ __all__ = ["LossLowering"]
 
 class LossLowering:
     name = "?"
+    #: a column of PEs of its own east of the output layer (CrossEntropyLoss's softmax)
+    has_head = False
+    head_roles: dict = {}
+    output_role = target_role = None
 
     def __init__(self, module=None):
         self.module = module

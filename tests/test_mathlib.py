@@ -238,6 +238,24 @@ def test_special_values(name, dtype, compute):
                 f"{name}({xi!r}) = {g!r}, expected {want!r}"
 
 
+@pytest.mark.parametrize("dtype,compute", FORMS)
+def test_powers_of_two_are_exact(dtype, compute):
+    """1/2^k, 1/sqrt(4^k) and ln(1) are exact (the reductions split off the exponent
+    exactly and the Newton-Raphson steps land on 1/m = 1); exp(0) = 1."""
+    npdt = F32 if dtype == "fp32" else F16
+    fi = np.finfo(npdt)
+    k = np.arange(fi.minexp, fi.maxexp)                 # normal powers of two
+    x = np.ldexp(1.0, k).astype(npdt)
+    got = mathlib.run_on_pe(mathlib.reciprocal, dtype, x, compute=compute).values
+    np.testing.assert_array_equal(got, (1.0 / x.astype(np.float64)).astype(npdt))
+    x4 = np.ldexp(1.0, k[k % 2 == 0]).astype(npdt)
+    got = mathlib.run_on_pe(mathlib.rsqrt, dtype, x4, compute=compute).values
+    np.testing.assert_array_equal(got, (1.0 / np.sqrt(x4.astype(np.float64))).astype(npdt))
+    one = np.array([1.0, 0.0], npdt)
+    assert mathlib.run_on_pe(mathlib.ln, dtype, one[:1], compute=compute).values[0] == 0.0
+    assert mathlib.run_on_pe(mathlib.exp, dtype, one[1:], compute=compute).values[0] == 1.0
+
+
 def test_nan_payloads_and_signalling_nans_give_nan():
     """NaNs whose payload lies only in the low 16 mantissa bits (a signalling NaN's usual
     form) are NaNs too: the routines look at both words of an fp32 element."""

@@ -179,8 +179,10 @@ class DeviceOrderMLP:
     and branch g's dL/dx starts the rows of f's first layer the same way."""
 
     def __init__(self, params, activations, shapes, skips=None, sources=None, *,
-                 momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+                 momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 loss: str = "mse"):
         self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
+        self.loss = loss
         self.skips = dict(skips or {})
         self.sources = dict(sources or {})
         self.W = [np.array(W, dtype=_f32) for W, _ in params]
@@ -245,7 +247,48 @@ class DeviceOrderMLP:
         return acts
 
     # -- backward ----------------------------------------------------------------------------
+    def _softmax_delta(self, z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+        """CrossEntropyLoss on the head column (program/softmax_head.py): maximum and sum
+        reduced head by head (chain from head 0), exp / reciprocal / ln of the CE math
+        library (bit-exact references), delta = p - y, shares sum y (L - z) per head."""
+        from ..asm import mathlib
+
+        def lib(fn, v):
+            v = np.asarray(v, _f32)
+            return fn("fp32", n=len(v), src="s", dst="d", prefix="r").reference(v)
+
+        _, C = self.shapes[-1]
+        groups = _groups(len(z), C)
+        y = np.asarray(y, _f32)
+        part = None
+        for o0, no in groups:
+            m = _f32(-np.inf)
+            for v in z[o0:o0 + no]:
+                m = max(m, v)
+            part = m if part is None else max(part, m)
+        M = _f32(part)
+        e = lib(mathlib.exp, (z - M).astype(_f32))
+        part = None
+        for o0, no in groups:
+            s = _f32(0)
+            for v in e[o0:o0 + no]:
+                s = _f32(s + v)
+            part = s if part is None else _f32(part + s)
+        S = np.array([part], _f32)
+        p = (e * lib(mathlib.reciprocal, S)[0]).astype(_f32)
+        L = _f32(M + lib(mathlib.ln, S)[0])
+        t = ((z - L).astype(_f32) * y).astype(_f32)
+        loss = 0.0
+        for o0, no in groups:
+            acc = _f32(0)
+            for v in t[o0:o0 + no]:
+                acc = _f32(acc + v)
+            loss += float(-acc)
+        return (p - y).astype(_f32), loss
+
     def _output_delta(self, a: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+        if self.loss == "cross_entropy":
+            return self._softmax_delta(a, y)
         n = len(a)
         invn, twon = _f32(1.0 / n), _f32(2.0 / n)
         _, C = self.shapes[-1]

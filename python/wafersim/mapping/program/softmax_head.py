@@ -28,7 +28,8 @@ from .sender import sender_setup, staged_sender
 
 __all__ = ["HeadSpec", "head_source"]
 
-#: Registers the math library may clobber in a head (r4, r9 and r14 are the logit task's).
+#: Registers the math library may clobber in a head (r7 and r9 are the logit task's; the
+#: sender uses r12 and r14).
 MATH_GPRS = ("r0", "r1", "r5", "r6", "r8", "r10", "r12", "r13")
 MATH_DSRS = (9, 10, 11)
 
@@ -178,7 +179,7 @@ def head_source(h: HeadSpec) -> str:
         L.append(f".task h_bcast, {h.bcast}")
     L += ["_pass_a_control:",
           "main:   ld16 r9, c_o0",
-          f"        movi r14, {E}",
+          f"        movi r7, {E}",
           "        lddwds  D[0], d_hz1",
           f"        block {h.targets}                    ; targets wait until the softmax needs them",
           f"        block {T.STAGE_TX}                    ; the staging queue starts no task"]
@@ -191,7 +192,7 @@ def head_source(h: HeadSpec) -> str:
           "idle:   term",
           "_pass_b_forward:",
           "h_act:  sub16 r4, r4, r9               ; z_j in r2, j in r4 [0346]",
-          "        mul16 r4, r4, r14",
+          "        mul16 r4, r4, r7",
           f"        {MV}.t D[0], r2                   ; hz[j] = z_j",
           "h_close_end:",
           "        movi r5, 1",

@@ -437,8 +437,10 @@ class DeviceOrderMLP:
 
 def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1,
                 epochs: int = 1, order=None, dtype=np.float64, skips=None, sources=None, *,
-                momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
-    """Textbook gradient descent with the loss mean((a - y)^2) per sample; mini-batches
+                momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                loss: str = "mse"):
+    """Textbook gradient descent with the loss mean((a - y)^2) per sample (or, with
+    ``loss="cross_entropy"``, -sum y log softmax(a): gradient softmax(a) - y); mini-batches
     average their gradients; momentum, Nesterov and weight decay as torch.optim.SGD
     applies them. ``order``: per epoch, the sample order (default: as given); ``skips``,
     ``sources``: joins and fork readers as :func:`graph_of` gives them. Returns the
@@ -465,7 +467,11 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
                         a = a + acts[skips[l]]
                     acts.append(a)
                 a = acts[-1]
-                grads = {len(P): (a - Y[k]) * (2.0 / len(a))}   # dL/d(vector), by index
+                if loss == "cross_entropy":
+                    e = np.exp(a - a.max())
+                    grads = {len(P): e / e.sum() - Y[k]}
+                else:
+                    grads = {len(P): (a - Y[k]) * (2.0 / len(a))}   # dL/d(vector), by index
                 for l in range(len(P) - 1, -1, -1):
                     g = grads.pop(l + 1)
                     if l in skips:          # the join adds a vector: it gets dL/dy too

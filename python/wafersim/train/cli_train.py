@@ -3,6 +3,7 @@
     wafersim train                                   # 64-32-10 MLP, SGD, fp32, 6 epochs
     wafersim train --algo minibatch --batch-size 8 --lr 0.3
     wafersim train --numerics fp16-sr --model 64-48-10 --blocks 4x4,4x2
+    wafersim train --loss cross-entropy --lr 0.02 --momentum 0.5 --activation gelu
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import numpy as np
 
 from ..errors import ConfigError
 
-ACTIVATIONS = ("relu", "sigmoid", "tanh")
+ACTIVATIONS = ("relu", "sigmoid", "tanh", "leaky_relu", "gelu")
+LOSSES = ("mse", "cross-entropy")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,6 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="layer sizes, input first (default 64-32-10; the input must be 64)")
     p.add_argument("--activation", default="relu", choices=ACTIVATIONS,
                    help="hidden-layer activation (the output layer is linear)")
+    p.add_argument("--loss", default="mse", choices=LOSSES,
+                   help="mse (targets one-hot) or cross-entropy (softmax on a head column)")
+    p.add_argument("--momentum", type=float, default=0.0, help="SGD momentum (0 <= m < 1)")
+    p.add_argument("--nesterov", action="store_true", help="Nesterov momentum")
+    p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--algo", default="sgd", choices=("sgd", "minibatch"))
     p.add_argument("--batch-size", type=int, default=8, help="mini-batch size (minibatch)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (0.1 for SGD, 0.3 "
@@ -57,7 +64,8 @@ def build_model(sizes: str, activation: str, seed: int):
     if dims[0] != 64 or dims[-1] != 10:
         raise ConfigError(f"digits has 64 inputs and 10 classes; --model {sizes} does not fit")
     ws.nn.manual_seed(seed)
-    act = {"relu": ws.nn.ReLU, "sigmoid": ws.nn.Sigmoid, "tanh": ws.nn.Tanh}[activation]
+    act = {"relu": ws.nn.ReLU, "sigmoid": ws.nn.Sigmoid, "tanh": ws.nn.Tanh,
+           "leaky_relu": ws.nn.LeakyReLU, "gelu": ws.nn.GELU}[activation]
     layers = []
     for i in range(len(dims) - 1):
         layers.append(ws.nn.Linear(dims[i], dims[i + 1]))
@@ -76,9 +84,12 @@ def train_digits(args) -> dict:
         Xtr, ytr = Xtr[:args.samples], ytr[:args.samples]
     model = build_model(args.model, args.activation, args.seed)
     dtype = "fp32" if args.numerics == "fp32" else "fp16"
-    plan = ws.map(model, blocks=parse_blocks(args.blocks), dtype=dtype)
     lr = args.lr if args.lr is not None else (0.1 if args.algo == "sgd" else 0.3)
-    tr = ws.Trainer(plan, algo=args.algo, lr=lr,
+    loss = ws.nn.CrossEntropyLoss() if args.loss == "cross-entropy" else ws.nn.MSELoss()
+    opt = ws.optim.SGD(lr=lr, momentum=args.momentum, nesterov=args.nesterov,
+                       weight_decay=args.weight_decay)
+    plan = ws.map(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt)
+    tr = ws.Trainer(plan, algo=args.algo,
                     batch_size=None if args.algo == "sgd" else args.batch_size,
                     numerics=args.numerics, seed=args.seed, progress=not args.no_progress)
     t0 = time.perf_counter()

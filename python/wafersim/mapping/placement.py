@@ -101,6 +101,8 @@ def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
     def whole(v) -> bool:
         return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
+    if isinstance(blocks, (str, bytes)):
+        raise ConfigError(f"blocks must be a list of (rows, cols) pairs, got {blocks!r}")
     try:
         pairs = [tuple(p) for p in blocks]
     except TypeError:

@@ -136,6 +136,59 @@ def test_fp16_arithmetic_does_four_elements_per_cycle_0502(name):
     assert r8.cycles - r5.cycles == 3 * fp32_ops
 
 
+def per_element(name, dtype, compute):
+    r = {n: ROUTINES[name](dtype, n=n, src="a", dst="b", prefix="p", compute=compute)
+         for n in (64, 1024)}
+    return (r[1024].cycles - r[64].cycles) / 960
+
+
+@pytest.mark.parametrize("name", ROUTINES)
+def test_docstring_costs_are_current(name):
+    """The cycles per element each function's docstring states are what it costs now."""
+    doc = " ".join(ROUTINES[name].__doc__.split())
+    stated = re.search(r"Cycles per element: ([\d.]+) \(fp32\), ([\d.]+) \(fp16 computed in "
+                       r"fp32\), ([\d.]+) \(fp16 in fp16\), plus (\d+) to (\d+)", doc)
+    assert stated, doc
+    got = [per_element(name, "fp32", "fp32"), per_element(name, "fp16", "fp32"),
+           per_element(name, "fp16", "fp16")]
+    assert [float(v) for v in stated.groups()[:3]] == got
+    fixed = [ROUTINES[name](d, n=1, src="a", dst="b", prefix="p", compute=c).cycles
+             for d, c in FORMS]
+    assert (int(stated.group(4)), int(stated.group(5))) == (min(fixed), max(fixed))
+
+
+def test_docs_table_cycles_are_current():
+    """docs/numerics.md's table: ops (words), cycles per element, cycles at n = 1 and
+    scratch bytes per element, as the routines have them now."""
+    from pathlib import Path
+    text = (Path(__file__).parents[1] / "docs" / "numerics.md").read_text()
+    rows = re.findall(r"^\| (exp|reciprocal|rsqrt|ln) \| (fp32|fp16 \(fp32\)|fp16 \(fp16\)) \| "
+                      r"(\d+) \((\d+)\) \| ([\d.]+) \| (\d+) \| [^|]+\| [^|]+\| (\d+) \|", text, re.M)
+    assert len(rows) == 12
+    for name, form, ops, words, per, n1, scratch in rows:
+        dtype, compute = {"fp32": ("fp32", "fp32"), "fp16 (fp32)": ("fp16", "fp32"),
+                          "fp16 (fp16)": ("fp16", "fp16")}[form]
+        r1 = ROUTINES[name](dtype, n=1, src="a", dst="b", prefix="p", compute=compute)
+        assert (int(ops), int(words), int(n1)) == (len(r1.ops), r1.cycles, r1.cycles), name
+        assert float(per) == per_element(name, dtype, compute), (name, form)
+        assert int(scratch) == r1.scratch_bytes, (name, form)
+
+
+@pytest.mark.parametrize("dsrs,gprs", [((0,), ("r14", "r15")),
+                                       ((9, 10, 11), ("r0", "r1", "r5", "r6")),
+                                       (tuple(range(12)), tuple(f"r{i}" for i in range(10)))])
+@pytest.mark.parametrize("name", ROUTINES)
+def test_any_registers_give_the_same_bits(name, dsrs, gprs):
+    """One DSR number or twelve, one register pair or ten registers: the same results
+    (only the descriptor loads and constant loads differ)."""
+    x = np.array([0.3, 2.0, 7.5, 1e-3, 65.0, -1.0, 0.0, np.inf], F32)
+    r = ROUTINES[name]("fp32", n=x.size, src="x", dst="y", prefix="g", dsrs=dsrs, gprs=gprs)
+    pe, prog = run(program([r], {"x": ("fp32", x.size), "y": ("fp32", x.size)}), {"x": x})
+    assert same_bits(read(pe, prog, "y", F32, x.size), r.reference(x))
+    base = ROUTINES[name]("fp32", n=x.size, src="x", dst="y", prefix="g")
+    assert abs(r.cycles - base.cycles) < 40
+
+
 # ---- in programs ------------------------------------------------------------------------------
 
 def test_several_calls_coexist_in_one_program():

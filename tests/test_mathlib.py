@@ -335,6 +335,20 @@ def test_exp_overflow_and_underflow_edges():
     assert got[4] == 0.0 and got[5] == TINY32
 
 
+@pytest.mark.parametrize("name", ROUTINES)
+def test_runs_in_the_default_fp_control_mode_and_leaves_it(name):
+    """The routines assume the FP control register's default (round to nearest even,
+    subnormals kept, no saturation) and never write it (no setfpc)."""
+    r = ROUTINES[name]("fp32", n=3, src="x", dst="y", prefix="f")
+    assert not any("setfpc" in line for line in r.code)
+    x = np.array([0.5, 3.0, 1e-42], F32)
+    pe, prog = run(program([r], {"x": ("fp32", 3), "y": ("fp32", 3)}), {"x": x})
+    ctl = pe._ce.fp_control
+    assert (str(ctl.mode), str(ctl.subnormals), ctl.max_sat, ctl.min_sat) == \
+        ("RoundingMode.nearest_even", "Subnormals.keep", False, False)
+    assert same_bits(read(pe, prog, "y", F32, 3), r.reference(x))
+
+
 # ---- bad arguments -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,match", [

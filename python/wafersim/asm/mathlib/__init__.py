@@ -20,8 +20,8 @@ measurement (docs/numerics.md, "Math library"). The FP control register must be 
 default (round to nearest even, subnormals kept).
 
 Accuracy, cycles per element and special values of every routine: docs/numerics.md.
-:func:`run_on_pe` runs a routine on a lone PE; ``Routine.reference`` computes the same bits
-in numpy; :mod:`.accuracy` measures errors against float64.
+:func:`run_on_pe` runs a routine on a lone PE; :func:`on_host` (``Routine.reference``)
+computes the same bits in numpy; :mod:`.accuracy` measures errors against float64.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from .routine import Routine, build
 from .rsqrt import emit_rsqrt
 from .run import PeRun, run_on_pe
 
-__all__ = ["exp", "reciprocal", "rsqrt", "ln", "Routine", "run_on_pe", "PeRun", "ROUTINES",
-           "DEFAULT_COMPUTE", "accuracy"]
+__all__ = ["exp", "reciprocal", "rsqrt", "ln", "Routine", "run_on_pe", "on_host", "PeRun",
+           "ROUTINES", "DEFAULT_COMPUTE", "accuracy"]
 
 DEFAULT_DSRS = (9, 10, 11)
 DEFAULT_GPRS = ("r0", "r1")
@@ -102,3 +102,11 @@ def ln(dtype: str, *, n: int, src: str, dst: str, prefix: str, dsrs=DEFAULT_DSRS
 
 
 ROUTINES = {"exp": exp, "reciprocal": reciprocal, "rsqrt": rsqrt, "ln": ln}
+
+
+def on_host(fn, dtype: str, values, *, compute: str | None = None):
+    """What ``fn`` (exp, reciprocal, rsqrt or ln) computes on a PE for ``values`` (any
+    number of elements of ``dtype``), computed by numpy: the same bits, without a PE
+    (``Routine.reference``). For host-side models that must match the wafer exactly."""
+    r = fn(dtype, n=1, src="x", dst="y", prefix="host", compute=compute)
+    return r.reference(values)

@@ -21,6 +21,7 @@ def exact(name, x):
     with np.errstate(all="ignore"):
         xd = np.asarray(x, dtype=np.float64)
         return {"exp": np.exp(xd), "reciprocal": 1.0 / xd, "rsqrt": 1.0 / np.sqrt(xd),
+                "sqrt": np.sqrt(xd),
                 "ln": np.log(xd)}[name]
 
 
@@ -162,9 +163,9 @@ def test_docs_table_cycles_are_current():
     scratch bytes per element, as the routines have them now."""
     from pathlib import Path
     text = (Path(__file__).parents[1] / "docs" / "numerics.md").read_text()
-    rows = re.findall(r"^\| (exp|reciprocal|rsqrt|ln) \| (fp32|fp16 \(fp32\)|fp16 \(fp16\)) \| "
+    rows = re.findall(r"^\| (exp|reciprocal|rsqrt|sqrt|ln) \| (fp32|fp16 \(fp32\)|fp16 \(fp16\)) \| "
                       r"(\d+) \((\d+)\) \| ([\d.]+) \| (\d+) \| [^|]+\| [^|]+\| (\d+) \|", text, re.M)
-    assert len(rows) == 12
+    assert len(rows) == 15
     for name, form, ops, words, per, n1, scratch in rows:
         dtype, compute = {"fp32": ("fp32", "fp32"), "fp16 (fp32)": ("fp16", "fp32"),
                           "fp16 (fp16)": ("fp16", "fp16")}[form]
@@ -266,6 +267,8 @@ SPECIALS = {
                    (TINY32, INF), (-TINY32, -INF), (2.0, 0.5), (-4.0, -0.25)],
     "rsqrt": [(0.0, INF), (-0.0, -INF), (INF, 0.0), (-INF, NAN), (-1.0, NAN), (-TINY32, NAN),
               (NAN, NAN), (4.0, 0.5), (0.25, 2.0)],
+    "sqrt": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, NAN), (-1.0, NAN), (-TINY32, NAN),
+             (NAN, NAN), (4.0, 2.0), (0.25, 0.5), (TINY32, None), (MAX32, None)],
     "ln": [(0.0, -INF), (-0.0, -INF), (INF, INF), (-INF, NAN), (-1.0, NAN), (-TINY32, NAN),
            (NAN, NAN), (1.0, 0.0), (TINY32, None), (MAX32, None)],
 }
@@ -293,8 +296,8 @@ def test_special_values(name, dtype, compute):
 
 @pytest.mark.parametrize("dtype,compute", FORMS)
 def test_powers_of_two_are_exact(dtype, compute):
-    """1/2^k, 1/sqrt(4^k) and ln(1) are exact (the reductions split off the exponent
-    exactly and the Newton-Raphson steps land on 1/m = 1); exp(0) = 1."""
+    """1/2^k, 1/sqrt(4^k), sqrt(4^k) and ln(1) are exact (the reductions split off the
+    exponent exactly and the Newton-Raphson steps land on 1/m = 1); exp(0) = 1."""
     npdt = F32 if dtype == "fp32" else F16
     fi = np.finfo(npdt)
     k = np.arange(fi.minexp, fi.maxexp)                 # normal powers of two
@@ -304,6 +307,8 @@ def test_powers_of_two_are_exact(dtype, compute):
     x4 = np.ldexp(1.0, k[k % 2 == 0]).astype(npdt)
     got = mathlib.run_on_pe(mathlib.rsqrt, dtype, x4, compute=compute).values
     np.testing.assert_array_equal(got, (1.0 / np.sqrt(x4.astype(np.float64))).astype(npdt))
+    got = mathlib.run_on_pe(mathlib.sqrt, dtype, x4, compute=compute).values
+    np.testing.assert_array_equal(got, np.sqrt(x4.astype(np.float64)).astype(npdt))
     one = np.array([1.0, 0.0], npdt)
     assert mathlib.run_on_pe(mathlib.ln, dtype, one[:1], compute=compute).values[0] == 0.0
     assert mathlib.run_on_pe(mathlib.exp, dtype, one[1:], compute=compute).values[0] == 1.0

@@ -17,6 +17,7 @@ MAX_ULP = {
     ("reciprocal", "fp16", "fp32"): 0.51,
     ("rsqrt", "fp32", "fp32"): 1.0, ("rsqrt", "fp16", "fp16"): 0.93,
     ("rsqrt", "fp16", "fp32"): 0.51,
+    ("sqrt", "fp32", "fp32"): 1.0, ("sqrt", "fp16", "fp16"): 0.94, ("sqrt", "fp16", "fp32"): 0.51,
     ("ln", "fp32", "fp32"): 0.87, ("ln", "fp16", "fp16"): 0.91, ("ln", "fp16", "fp32"): 0.52,
 }
 CASES = sorted(MAX_ULP)
@@ -27,6 +28,7 @@ def exact(name, x):
     with np.errstate(all="ignore"):
         xd = x.astype(np.float64)
         return {"exp": np.exp(xd), "reciprocal": 1.0 / xd, "rsqrt": 1.0 / np.sqrt(xd),
+                "sqrt": np.sqrt(xd),
                 "ln": np.log(xd)}[name]
 
 

@@ -5,7 +5,7 @@ text (syntax in docs/isa.md) into a :class:`Program`; :func:`disassemble` lists 
 program; descriptor helpers pack and read DSDs and XDSDs.
 
 ``wafersim.asm.vector``: the 128-bit vector-engine bundles of the tensor unit (seed 002).
-``wafersim.asm.mathlib``: exp, reciprocal, rsqrt and ln as CE instruction sequences
+``wafersim.asm.mathlib``: exp, reciprocal, rsqrt, sqrt and ln as CE instruction sequences
 (docs/numerics.md, "Math library").
 """
 

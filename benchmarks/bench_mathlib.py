@@ -1,7 +1,7 @@
 """The CE math library's routines per element: emulated cycles and the emulator's wall speed.
 
-For exp, reciprocal, rsqrt and ln in fp32, fp16 computed in fp16 and fp16 computed in fp32,
-prints: emulated cycles of one call for n = 1, 16, 64 and cycles per element for long vectors
+For exp, reciprocal, rsqrt, sqrt and ln in fp32, fp16 computed in fp16 and fp16 computed in
+fp32, prints: emulated cycles of one call for n = 1, 16, 64 and cycles per element for long vectors
 (counted, and checked against the cycle counter of a lone PE for n = 64); the ratio of fp16
 to fp32 cycles per element; and the emulator's wall speed running the routine on a lone PE
 (M elements/s and M CE cycles/s) against the numpy reference of the same routine (the same

@@ -21,6 +21,7 @@ def exact(name, x):
     with np.errstate(all="ignore"):
         xd = np.asarray(x, dtype=np.float64)
         return {"exp": np.exp(xd), "reciprocal": 1.0 / xd, "rsqrt": 1.0 / np.sqrt(xd),
+                "sqrt": np.sqrt(xd),
                 "ln": np.log(xd)}[name]
 
 
@@ -136,6 +137,59 @@ def test_fp16_arithmetic_does_four_elements_per_cycle_0502(name):
     assert r8.cycles - r5.cycles == 3 * fp32_ops
 
 
+def per_element(name, dtype, compute):
+    r = {n: ROUTINES[name](dtype, n=n, src="a", dst="b", prefix="p", compute=compute)
+         for n in (64, 1024)}
+    return (r[1024].cycles - r[64].cycles) / 960
+
+
+@pytest.mark.parametrize("name", ROUTINES)
+def test_docstring_costs_are_current(name):
+    """The cycles per element each function's docstring states are what it costs now."""
+    doc = " ".join(ROUTINES[name].__doc__.split())
+    stated = re.search(r"Cycles per element: ([\d.]+) \(fp32\), ([\d.]+) \(fp16 computed in "
+                       r"fp32\), ([\d.]+) \(fp16 in fp16\), plus (\d+) to (\d+)", doc)
+    assert stated, doc
+    got = [per_element(name, "fp32", "fp32"), per_element(name, "fp16", "fp32"),
+           per_element(name, "fp16", "fp16")]
+    assert [float(v) for v in stated.groups()[:3]] == got
+    fixed = [ROUTINES[name](d, n=1, src="a", dst="b", prefix="p", compute=c).cycles
+             for d, c in FORMS]
+    assert (int(stated.group(4)), int(stated.group(5))) == (min(fixed), max(fixed))
+
+
+def test_docs_table_cycles_are_current():
+    """docs/numerics.md's table: ops (words), cycles per element, cycles at n = 1 and
+    scratch bytes per element, as the routines have them now."""
+    from pathlib import Path
+    text = (Path(__file__).parents[1] / "docs" / "numerics.md").read_text()
+    rows = re.findall(r"^\| (exp|reciprocal|rsqrt|sqrt|ln) \| (fp32|fp16 \(fp32\)|fp16 \(fp16\)) \| "
+                      r"(\d+) \((\d+)\) \| ([\d.]+) \| (\d+) \| [^|]+\| [^|]+\| (\d+) \|", text, re.M)
+    assert len(rows) == 15
+    for name, form, ops, words, per, n1, scratch in rows:
+        dtype, compute = {"fp32": ("fp32", "fp32"), "fp16 (fp32)": ("fp16", "fp32"),
+                          "fp16 (fp16)": ("fp16", "fp16")}[form]
+        r1 = ROUTINES[name](dtype, n=1, src="a", dst="b", prefix="p", compute=compute)
+        assert (int(ops), int(words), int(n1)) == (len(r1.ops), r1.cycles, r1.cycles), name
+        assert float(per) == per_element(name, dtype, compute), (name, form)
+        assert int(scratch) == r1.scratch_bytes, (name, form)
+
+
+@pytest.mark.parametrize("dsrs,gprs", [((0,), ("r14", "r15")),
+                                       ((9, 10, 11), ("r0", "r1", "r5", "r6")),
+                                       (tuple(range(12)), tuple(f"r{i}" for i in range(10)))])
+@pytest.mark.parametrize("name", ROUTINES)
+def test_any_registers_give_the_same_bits(name, dsrs, gprs):
+    """One DSR number or twelve, one register pair or ten registers: the same results
+    (only the descriptor loads and constant loads differ)."""
+    x = np.array([0.3, 2.0, 7.5, 1e-3, 65.0, -1.0, 0.0, np.inf], F32)
+    r = ROUTINES[name]("fp32", n=x.size, src="x", dst="y", prefix="g", dsrs=dsrs, gprs=gprs)
+    pe, prog = run(program([r], {"x": ("fp32", x.size), "y": ("fp32", x.size)}), {"x": x})
+    assert same_bits(read(pe, prog, "y", F32, x.size), r.reference(x))
+    base = ROUTINES[name]("fp32", n=x.size, src="x", dst="y", prefix="g")
+    assert abs(r.cycles - base.cycles) < 40
+
+
 # ---- in programs ------------------------------------------------------------------------------
 
 def test_several_calls_coexist_in_one_program():
@@ -213,6 +267,8 @@ SPECIALS = {
                    (TINY32, INF), (-TINY32, -INF), (2.0, 0.5), (-4.0, -0.25)],
     "rsqrt": [(0.0, INF), (-0.0, -INF), (INF, 0.0), (-INF, NAN), (-1.0, NAN), (-TINY32, NAN),
               (NAN, NAN), (4.0, 0.5), (0.25, 2.0)],
+    "sqrt": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, NAN), (-1.0, NAN), (-TINY32, NAN),
+             (NAN, NAN), (4.0, 2.0), (0.25, 0.5), (TINY32, None), (MAX32, None)],
     "ln": [(0.0, -INF), (-0.0, -INF), (INF, INF), (-INF, NAN), (-1.0, NAN), (-TINY32, NAN),
            (NAN, NAN), (1.0, 0.0), (TINY32, None), (MAX32, None)],
 }
@@ -240,8 +296,8 @@ def test_special_values(name, dtype, compute):
 
 @pytest.mark.parametrize("dtype,compute", FORMS)
 def test_powers_of_two_are_exact(dtype, compute):
-    """1/2^k, 1/sqrt(4^k) and ln(1) are exact (the reductions split off the exponent
-    exactly and the Newton-Raphson steps land on 1/m = 1); exp(0) = 1."""
+    """1/2^k, 1/sqrt(4^k), sqrt(4^k) and ln(1) are exact (the reductions split off the
+    exponent exactly and the Newton-Raphson steps land on 1/m = 1); exp(0) = 1."""
     npdt = F32 if dtype == "fp32" else F16
     fi = np.finfo(npdt)
     k = np.arange(fi.minexp, fi.maxexp)                 # normal powers of two
@@ -251,6 +307,8 @@ def test_powers_of_two_are_exact(dtype, compute):
     x4 = np.ldexp(1.0, k[k % 2 == 0]).astype(npdt)
     got = mathlib.run_on_pe(mathlib.rsqrt, dtype, x4, compute=compute).values
     np.testing.assert_array_equal(got, (1.0 / np.sqrt(x4.astype(np.float64))).astype(npdt))
+    got = mathlib.run_on_pe(mathlib.sqrt, dtype, x4, compute=compute).values
+    np.testing.assert_array_equal(got, np.sqrt(x4.astype(np.float64)).astype(npdt))
     one = np.array([1.0, 0.0], npdt)
     assert mathlib.run_on_pe(mathlib.ln, dtype, one[:1], compute=compute).values[0] == 0.0
     assert mathlib.run_on_pe(mathlib.exp, dtype, one[1:], compute=compute).values[0] == 1.0
@@ -280,6 +338,20 @@ def test_exp_overflow_and_underflow_edges():
     assert got[2] == pytest.approx(want[2], rel=2e-7)
     assert 0 < got[3] < float(np.finfo(F32).tiny)           # subnormal result
     assert got[4] == 0.0 and got[5] == TINY32
+
+
+@pytest.mark.parametrize("name", ROUTINES)
+def test_runs_in_the_default_fp_control_mode_and_leaves_it(name):
+    """The routines assume the FP control register's default (round to nearest even,
+    subnormals kept, no saturation) and never write it (no setfpc)."""
+    r = ROUTINES[name]("fp32", n=3, src="x", dst="y", prefix="f")
+    assert not any("setfpc" in line for line in r.code)
+    x = np.array([0.5, 3.0, 1e-42], F32)
+    pe, prog = run(program([r], {"x": ("fp32", 3), "y": ("fp32", 3)}), {"x": x})
+    ctl = pe._ce.fp_control
+    assert (str(ctl.mode), str(ctl.subnormals), ctl.max_sat, ctl.min_sat) == \
+        ("RoundingMode.nearest_even", "Subnormals.keep", False, False)
+    assert same_bits(read(pe, prog, "y", F32, 3), r.reference(x))
 
 
 # ---- bad arguments -----------------------------------------------------------------------------

@@ -5,6 +5,8 @@ text (syntax in docs/isa.md) into a :class:`Program`; :func:`disassemble` lists 
 program; descriptor helpers pack and read DSDs and XDSDs.
 
 ``wafersim.asm.vector``: the 128-bit vector-engine bundles of the tensor unit (seed 002).
+``wafersim.asm.mathlib``: exp, reciprocal, rsqrt, sqrt and ln as CE instruction sequences
+(docs/numerics.md, "Math library").
 """
 
 from . import vector
@@ -13,9 +15,11 @@ from .ce_disassembler import disassemble, disassemble_word
 from .ce_isa import isa
 from .descriptors import pack_dsd, pack_stride, pack_xdsd, unpack_dsd, unpack_xdsd
 from .program import Program, Symbol
+from . import mathlib
 
 __all__ = [
     "vector",
+    "mathlib",
     "assemble",
     "encode_line",
     "disassemble",

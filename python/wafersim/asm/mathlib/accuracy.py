@@ -12,6 +12,7 @@ EXACT = {
     "exp": np.exp,
     "reciprocal": lambda x: 1.0 / x,
     "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "sqrt": np.sqrt,
     "ln": np.log,
 }
 

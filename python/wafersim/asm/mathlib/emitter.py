@@ -315,6 +315,3 @@ class Emitter:
     @property
     def descriptor_bytes(self) -> int:
         return 6 * len(self._desc)
-
-    def registers_used(self) -> tuple[str, ...]:
-        return tuple(f"r{r}" for r in self.gprs if self._reg_value[r] is not None)

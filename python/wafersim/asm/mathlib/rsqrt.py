@@ -19,7 +19,7 @@ from .coefficients import RSQRT_SEED
 from .emitter import Buffer, Emitter
 from .fpformat import FP16, FP32, FpFormat
 
-__all__ = ["emit_rsqrt"]
+__all__ = ["emit_rsqrt", "reduce_and_iterate", "fp16_signs_and_nans"]
 
 ITERATIONS = {"fp32": 3, "fp16": 2, "fp16_in_fp32": 2}
 
@@ -48,7 +48,7 @@ def _factor(e: Emitter, fmt: FpFormat, m: Buffer, s: Buffer, zb: Buffer | None) 
         e.vop("sub16", s.hi, zb.f, s.hi)
 
 
-def _reduce_and_iterate(e: Emitter, fmt: FpFormat, m: Buffer, w: Buffer, tmp: Buffer,
+def reduce_and_iterate(e: Emitter, fmt: FpFormat, m: Buffer, w: Buffer, tmp: Buffer,
                         seed: int, iterations: int, refine: bool) -> None:
     """w = rsqrt(m'), m' = m reduced to [1, 4) (m is overwritten with -m'/2); with
     ``refine`` the last step is y + y (1/2 - (m/2) y^2)."""
@@ -99,6 +99,20 @@ def _specials(e: Emitter, fin: FpFormat, fout: FpFormat, xhi, a: Buffer, z0: Buf
     merge(e, target, c.f, a.f, c.f)
 
 
+def fp16_signs_and_nans(e: Emitter, x: Buffer, a: Buffer, b: Buffer, c: Buffer) -> None:
+    """For fp16 inputs x: a = the quiet NaN where x is NaN or negative and nonzero (else 0),
+    c = x's sign bits; b is scratch."""
+    e.comment("fp16 inputs: a = quiet NaN where NaN or negative nonzero, c = sign bits")
+    e.vop("and16", a.f, x.f, 0x7FFF)
+    mask_at_least(e, b.f, a.f, 1)                      # nonzero
+    e.vop("sar16", c.f, x.f, 15)
+    e.vop("and16", b.f, b.f, c.f)                      # negative nonzero
+    mask_at_least(e, a.f, a.f, FP16.exp_mask + 1)      # NaN
+    e.vop("or16", a.f, a.f, b.f)
+    e.vop("and16", a.f, a.f, FP16.qnan)
+    e.vop("and16", c.f, x.f, 0x8000)
+
+
 def _rsqrt(e: Emitter, fmt: FpFormat, x: Buffer, y: Buffer) -> None:
     a = e.buffer("a", "i16")
     zb = e.buffer("zb", "i16")
@@ -114,7 +128,7 @@ def _rsqrt(e: Emitter, fmt: FpFormat, x: Buffer, y: Buffer) -> None:
     _factor(e, fmt, m, s, zb)
     e.comment("+-0 -> +-inf, +inf -> 0, negative or NaN -> NaN: in the factor")
     _specials(e, fmt, fmt, x.hi, a, zb, b, c, s.hi)
-    _reduce_and_iterate(e, fmt, m, w, y, RSQRT_SEED[fmt.name], ITERATIONS[fmt.name], True)
+    reduce_and_iterate(e, fmt, m, w, y, RSQRT_SEED[fmt.name], ITERATIONS[fmt.name], True)
     e.vop(fmt.op("mul"), y.f, w.f, s.f)
 
 
@@ -126,18 +140,10 @@ def _rsqrt_fp16_in_fp32(e: Emitter, x: Buffer, y: Buffer) -> None:
     w = e.buffer("w", "fp32")
     t = e.buffer("t", "fp32")
     c = e.buffer("c", "i16")
-    e.comment("fp16 inputs: a = quiet NaN where NaN or negative nonzero, c = sign bits")
-    e.vop("and16", a.f, x.f, 0x7FFF)
-    mask_at_least(e, b.f, a.f, 1)                      # nonzero
-    e.vop("sar16", c.f, x.f, 15)
-    e.vop("and16", b.f, b.f, c.f)                      # negative nonzero
-    mask_at_least(e, a.f, a.f, FP16.exp_mask + 1)      # NaN
-    e.vop("or16", a.f, a.f, b.f)
-    e.vop("and16", a.f, a.f, FP16.qnan)
-    e.vop("and16", c.f, x.f, 0x8000)
+    fp16_signs_and_nans(e, x, a, b, c)
     e.vop1("fh2s", m.f, x.f)
     _factor(e, FP32, m, s, None)
-    _reduce_and_iterate(e, FP32, m, w, t, RSQRT_SEED["fp32"], ITERATIONS["fp16_in_fp32"], False)
+    reduce_and_iterate(e, FP32, m, w, t, RSQRT_SEED["fp32"], ITERATIONS["fp16_in_fp32"], False)
     e.comment("y = fp16(y s) with the sign of a zero, NaN for NaN and negatives")
     e.vop(FP32.op("mul"), w.f, w.f, s.f)
     e.vop1("fs2h", y.f, w.f)

@@ -3,7 +3,8 @@
 This module only re-exports the public names; each concept lives in its own module.
 """
 
-from ._openmp import core as _core  # first: starts the OpenMP runtime waiting passively
+# First: the one door to the C++ core (it starts the core's OpenMP runtime waiting passively).
+from . import _extension
 from .errors import (
     ConfigError,
     CycleLimitError,
@@ -52,7 +53,7 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__version__ = _core.__version__
+__version__ = _extension.core.__version__
 
 __all__ = [
     "__version__",

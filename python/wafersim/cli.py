@@ -6,7 +6,7 @@ import argparse
 import platform
 import sys
 
-from . import _core, _openmp
+from ._extension import WAIT_POLICY, core
 from .defaults import DEFAULTS
 
 _WAITS = {"passive": "threads wait passively (wafersim's default)",
@@ -15,12 +15,12 @@ _WAITS = {"passive": "threads wait passively (wafersim's default)",
 
 
 def _info(_args: argparse.Namespace) -> int:
-    build = _core.build_info()
+    build = core.build_info()
     print(f"wafersim {build['version']}")
     print(f"  python      {platform.python_version()} ({sys.executable})")
     print(f"  compiler    {build['compiler']} (C++ {build['cplusplus']})")
-    print(f"  openmp      {build['openmp']}, {_core.omp_max_threads()} thread(s) available, "
-          f"{_WAITS[_openmp.WAIT_POLICY]}")
+    print(f"  openmp      {build['openmp']}, {core.omp_max_threads()} thread(s) available, "
+          f"{_WAITS[WAIT_POLICY]}")
     print(f"  sanitizers  {build['sanitizers']}")
     print("default configuration:")
     width = max(len(k) for k in DEFAULTS)

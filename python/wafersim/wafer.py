@@ -12,14 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from ._extension import core
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
 from .ce_access import check_trace_path, ids_of, write_chrome_trace
 from .errors import ConfigError, CycleLimitError, RouteError
-from .layout import (DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology,
-                     as_point, direction_index)
-from .layout import path as layout_path
+from .layout import (DIR_INDEX, ROUTING_ALGORITHMS, TOPOLOGIES, Topology, as_point,
+                     direction_index, direction_mask, direction_names)
 from .stats import Arrivals, FabricCounters, RunStats
 from .values import first_outside, integers, is_integer
 from .wafer_pes import PeHost
@@ -55,17 +54,15 @@ def _point_list(points, name: str) -> list:
                           f"{points!r}") from None
 
 
-def _mask(names, field: str) -> int:
-    if isinstance(names, str):
-        names = [names]
-    m = 0
-    for n in names:
-        m |= 1 << direction_index(n, field)
-    return m
+_mask = direction_mask
+_names = direction_names
 
 
-def _names(mask: int) -> list[str]:
-    return [d for i, d in enumerate(DIRECTIONS) if mask >> i & 1]
+def _are_names(value) -> bool:
+    """Direction names (one, or a list of them; an empty list too), not integer masks."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value)
 
 
 class RouterView:
@@ -203,34 +200,34 @@ class Wafer(PeHost):
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         if mode not in _MODES:
             raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
-        diag_ne, diag_nw = TOPOLOGIES[topology]
         rows = _int(rows, "rows", 1, _MAX_SIDE)
         cols = _int(cols, "cols", 1, _MAX_SIDE)
         skip = _int(0 if skip is None else skip, "skip", 0, _MAX_SIDE)
         dhc = _int(DEFAULTS["diag_hop_cycles"] if diag_hop_cycles is None else diag_hop_cycles,
                    "diag_hop_cycles", 1, 2)
-        if packet_routing is None:
-            packet_routing = "diag_first" if (diag_ne or diag_nw) else "xy"
-        if packet_routing not in ROUTING_ALGORITHMS:
+        if packet_routing is not None and not isinstance(packet_routing, str):
             raise ConfigError(f"packet_routing must be one of {', '.join(ROUTING_ALGORITHMS)}, "
                               f"got {packet_routing!r}")
         self.topology_name = topology
         self.mode = mode
-        self.packet_routing = packet_routing if mode == "packets" else None
-        self.topology = Topology(rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc)
-        self._core = _core.fabric.Wafer(
-            rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc,
-            _int(DEFAULTS["fabric_colors"] if colors is None else colors,
-                 "colors (routable fabric colors)", 8, 32),
-            _int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth,
-                 "queue_depth", 1, 64),
-            DEFAULTS["router_scheduler"] if scheduler is None else str(scheduler),
-            _int(DEFAULTS["priority_split"] if priority_split is None else priority_split,
-                 "priority_split", 0, 32),
-            mode == "packets", packet_routing,
-            0 if threads is None else _int(threads, "threads", 1, _MAX_THREADS),
-            _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1,
-                 _FOREVER))
+        self.topology = Topology.named(rows, cols, topology, skip=skip, loop=bool(loop),
+                                       diag_hop_cycles=dhc)
+        self._core = core.fabric.Wafer(
+            self.topology,
+            colors=_int(DEFAULTS["fabric_colors"] if colors is None else colors,
+                        "colors (routable fabric colors)", 8, 32),
+            queue_depth=_int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth,
+                             "queue_depth", 1, 64),
+            scheduler=DEFAULTS["router_scheduler"] if scheduler is None else str(scheduler),
+            priority_split=_int(DEFAULTS["priority_split"] if priority_split is None
+                                else priority_split, "priority_split", 0, 32),
+            packet_mode=mode == "packets", packet_routing=packet_routing,
+            threads=0 if threads is None else _int(threads, "threads", 1, _MAX_THREADS),
+            watchdog=_int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog,
+                          "watchdog", 1, _FOREVER))
+        #: "xy" or "diag_first" in packet mode (default: diagonal-first where the fabric
+        #: has diagonals), else None.
+        self.packet_routing = self._core.packet_routing
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
         self.cycle_limit = DEFAULTS["run_cycle_limit"] if cycle_limit is None else cycle_limit
         self.endpoint_sleep = endpoint_sleep
@@ -369,11 +366,11 @@ class Wafer(PeHost):
         ids = np.where(inside, r * self.cols + c, 0).astype(np.uint32)
         ports = np.full(len(pts), _RAMP, np.uint8)
         for i in np.flatnonzero(~inside):
-            edge = self.topology.edge_port((int(r[i]), int(c[i])))
+            edge = self.topology.edge_port_at(int(r[i]), int(c[i]))
             if edge is None:
                 raise not_a_port(i)
             (er, ec), d = edge
-            ids[i], ports[i] = er * self.cols + ec, DIR_INDEX[d]
+            ids[i], ports[i] = er * self.cols + ec, d
         return ids, ports
 
     # --- routes --------------------------------------------------------------------------
@@ -395,38 +392,12 @@ class Wafer(PeHost):
         self._require_colors_mode("route")
         pts = [as_point(p, f"path[{i}]") for i, p in enumerate(_point_list(path, "path"))] \
             if path is not None else []
-        if not pts:
-            raise RouteError("path must list at least one (row, col) point")
-        first, last = pts[0], pts[-1]
-        src_port = dst_port = "RAMP"
-        if not self.topology.inside(*first) and len(pts) > 1:
-            edge = self.topology.edge_port(first)
-            if edge is None:
-                raise RouteError(f"path[0] = {first} is outside the fabric and not an edge port")
-            src_port, pts = edge[1], pts[1:]
-        if not self.topology.inside(*last) and len(pts) > 1:
-            edge = self.topology.edge_port(last)
-            if edge is None:
-                raise RouteError(f"path[-1] = {last} is outside the fabric and not an edge port")
-            dst_port, pts = edge[1], pts[:-1]
-        for i, p in enumerate(pts):
-            if not self.topology.inside(*p):
+        for p in pts:  # far beyond any fabric: refused before the core's int64 could wrap it
+            if not all(-_FOREVER <= v <= _FOREVER for v in p):
                 raise RouteError(f"path point {p} (color {color}) leaves the "
                                  f"{self.rows}x{self.cols} fabric")
-        if len(set(pts)) != len(pts):
-            twice = next(p for p in pts if pts.count(p) > 1)
-            raise RouteError(f"path of color {color} visits router {twice} twice (a loop)")
-        masks: dict[tuple[int, int], list[int]] = {p: [0, 0] for p in pts}
-        masks[pts[0]][1] |= 1 << DIR_INDEX[src_port]
-        masks[pts[-1]][0] |= 1 << DIR_INDEX[dst_port]
-        for a, b in zip(pts, pts[1:]):
-            d = self.topology.link_between(a, b)
-            if d is None:
-                raise RouteError(f"path of color {color}: no link from {a} to {b} in this "
-                                 f"{self.topology_name} fabric")
-            masks[a][0] |= 1 << DIR_INDEX[d]
-            masks[b][1] |= 1 << DIR_INDEX[OPPOSITE[d]]
-        self._add_masks(color, masks, allow_shared_source)
+        self._core.route_path(color, np.array(pts, np.int64).reshape(-1, 2),
+                              allow_shared_source=bool(allow_shared_source))
 
     def route_tree(self, color: int, src, dsts, algorithm: str = "xy") -> None:
         """Multicast ``color`` from ``src`` to every router in ``dsts`` [0301].
@@ -439,41 +410,81 @@ class Wafer(PeHost):
         src = as_point(src, "src")  # every point is a pair of integers before any is placed
         dst_list = [as_point(d, f"dsts[{i}]") for i, d in enumerate(_point_list(dsts, "dsts"))]
         src = self._router(src, "src")
-        if not dst_list:
-            raise RouteError("route_tree needs at least one destination")
-        masks: dict[tuple[int, int], list[int]] = {src: [0, 1 << _RAMP]}
-        entered: dict[tuple[int, int], str] = {}
-        for i, dst in enumerate(dst_list):
-            dst = self._router(dst, f"dsts[{i}]")
-            hops = layout_path(self.topology, src, dst, algorithm)
-            for a, b in zip(hops, hops[1:]):
-                d = self.topology.link_between(a, b)
-                if entered.setdefault(b, d) != d:
-                    raise RouteError(f"route_tree of color {color}: branches reach {b} from two "
-                                     "directions")
-                masks.setdefault(a, [0, 0])[0] |= 1 << DIR_INDEX[d]
-                masks.setdefault(b, [0, 0])[1] |= 1 << DIR_INDEX[OPPOSITE[d]]
-            masks[dst][0] |= 1 << _RAMP
-        self._add_masks(color, masks, False)
+        dst_list = [self._router(d, f"dsts[{i}]") for i, d in enumerate(dst_list)]
+        if not isinstance(algorithm, str):
+            raise ConfigError(f"algorithm must be one of {', '.join(ROUTING_ALGORITHMS)}, "
+                              f"got {algorithm!r}")
+        self._core.route_tree(color, *src, np.array(dst_list, np.int64).reshape(-1, 2), algorithm)
+
+    def add_routes(self, color: int, routers, *, rx=(), tx=(),
+                   allow_shared_source: bool = False) -> None:
+        """Adds Src (``rx``) and Dest (``tx``) directions of ``color`` at many routers at
+        once, to what the color already has there (:meth:`RouterView.set_route` replaces
+        them at one router): the static routes of [0318]-[0322] for tools that work out
+        their own routes (a mapping, a kernel tiled over a million PEs).
+
+        ``routers``: a (row, col) point, a list of them, or an (n, 2) integer array.
+        ``rx`` and ``tx``: direction names (one or a list), the same at every router; or
+        integer masks, bit ``i`` for ``ws.layout.DIRECTIONS[i]``
+        (``ws.layout.direction_mask``), one for all or one per router. All or nothing:
+        every router is checked before any changes. A router that would get a second source
+        for the color raises ``RouteError`` unless ``allow_shared_source`` (the caller then
+        guarantees one active source at a time [0302]), as for :meth:`route`.
+        """
+        color = self._fabric_color(color)
+        self._require_colors_mode("add_routes")
+        ids = self._router_ids(routers, "routers")
+        dest, src = (self._masks(v, name, len(ids)) for v, name in ((tx, "tx"), (rx, "rx")))
+        self._core.add_routes(color, ids, dest, src, allow_shared_source=bool(allow_shared_source))
+
+    def routed_colors(self, routers=None) -> list[int]:
+        """The fabric colors that have a route at any of ``routers`` (points or an (n, 2)
+        integer array; None: anywhere on the wafer), ascending."""
+        ids = (np.arange(self.rows * self.cols, dtype=np.uint32) if routers is None
+               else self._router_ids(routers, "routers"))
+        mask = int(self._core.routed_colors(ids))
+        return [k for k in range(self.colors) if mask >> k & 1]
+
+    def _router_ids(self, routers, name: str) -> np.ndarray:
+        """Router ids of points inside the fabric: one point, a list, or an (n, 2) array."""
+        if isinstance(routers, np.ndarray):
+            pts = routers.reshape(1, -1) if routers.ndim == 1 else routers
+            if pts.ndim != 2 or pts.shape[1] != 2 or not np.issubdtype(pts.dtype, np.integer):
+                raise ConfigError(f"{name} must be a (row, col) pair or an (n, 2) integer array, "
+                                  f"got shape {routers.shape} and dtype {routers.dtype}")
+        else:
+            points = [as_point(p, f"{name}[{i}]") for i, p in enumerate(_point_list(routers, name))]
+            pts = np.array(points, dtype=object).reshape(-1, 2)
+        for k, hi in ((0, self.rows - 1), (1, self.cols - 1)):
+            bad = first_outside(pts[:, k], 0, hi)
+            if bad is not None:
+                raise RouteError(f"{name}[{bad}] = {tuple(int(v) for v in pts[bad])} is outside "
+                                 f"the {self.rows}x{self.cols} fabric")
+        r, c = pts[:, 0].astype(np.int64), pts[:, 1].astype(np.int64)
+        return np.ascontiguousarray(r * self.cols + c, dtype=np.uint32)
+
+    def _add_masks(self, color: int, masks: dict, allow_shared_source: bool) -> None:
+        """{(r, c): [dest, src]} through :meth:`add_routes`. Only for mapping/routes.py until
+        it calls add_routes itself; remove then (tests/test_core_door.py scans for it)."""
+        self.add_routes(color, list(masks), tx=[m[0] for m in masks.values()],
+                        rx=[m[1] for m in masks.values()], allow_shared_source=allow_shared_source)
+
+    @staticmethod
+    def _masks(value, name: str, n: int) -> np.ndarray:
+        """Direction names or integer masks as one uint16 mask per router."""
+        if _are_names(value):
+            return np.full(n, _mask(value, name), np.uint16)
+        masks = integers(value, name, 0, (1 << len(DIR_INDEX)) - 1, np.uint16)
+        try:
+            return np.ascontiguousarray(np.broadcast_to(masks, (n,)))
+        except ValueError:
+            raise ConfigError(f"{name} has shape {np.shape(value)}, which does not match "
+                              f"{n} router(s)") from None
 
     def _require_colors_mode(self, what: str) -> None:
         if self.mode != "colors":
             raise ConfigError(f"{what}: in packet mode each wavelet is steered by its destination; "
                               "color routes are for mode='colors'")
-
-    def _add_masks(self, color: int, masks: dict, allow_shared_source: bool) -> None:
-        if not allow_shared_source:
-            for (r, c), (_, src) in masks.items():
-                _, old_src = self._core.route(r * self.cols + c, color)
-                if old_src and src & ~old_src:
-                    raise RouteError(
-                        f"color {color} at router {(r, c)} already comes from {_names(old_src)}; "
-                        f"this route adds {_names(src & ~old_src)}: two active sources for one "
-                        "color [0302] (pass allow_shared_source=True if only one is active at a time)")
-        ids = np.array([r * self.cols + c for r, c in masks], np.uint32)
-        dest = np.array([m[0] for m in masks.values()], np.uint16)
-        src = np.array([m[1] for m in masks.values()], np.uint16)
-        self._core.add_routes(color, ids, dest, src)
 
     def clear_routes(self, color: int | None = None) -> None:
         """Removes the routes of one color, or of all colors."""

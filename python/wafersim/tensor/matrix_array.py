@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+from .._extension import core
 from .._args import c_int
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, operand_bits, result_values
@@ -57,7 +57,7 @@ class MatrixArray:
                              for name, v in (("rows", rows), ("cols", cols), ("lanes", lanes)))
         self.weight_signed, self.data_signed = bool(weight_signed), bool(data_signed)
         self.lanes = lanes
-        self._a = _core.tensor.MatrixArray(rows, cols, lanes, dtype,
+        self._a = core.tensor.MatrixArray(rows, cols, lanes, dtype,
                                            self.weight_signed, self.data_signed)
         #: Statistics of the last :meth:`matmul`.
         self.stats: dict = {}

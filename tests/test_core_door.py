@@ -10,7 +10,8 @@ module itself. A module defining a private name of the same spelling hides a rea
 name from the scan, so private names are best kept distinct.
 
 mapping/ and train/ are left out of the scan while they are rewritten (their remaining
-reaches are listed in docs/architecture.md, "One door to the core").
+reaches go when the lead switches them to public members; docs/decisions.md, "Package
+structure").
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from .wafer_pes import WaferPE
 from . import noc
 from . import kernels
 from . import switches
+from . import presets
 
 # Training (nn, mapping, train) and buffer balancing load on first use: `import wafersim`
 # stays as quick as it was for fabric and kernel work.
@@ -75,6 +76,7 @@ __all__ = [
     "noc",
     "kernels",
     "switches",
+    "presets",
     "nn",
     "mapping",
     "map",

@@ -8,6 +8,7 @@ import sys
 
 from ._extension import WAIT_POLICY, core
 from .defaults import DEFAULTS
+from .presets import PRESETS
 
 _WAITS = {"passive": "threads wait passively (wafersim's default)",
           "user": "wait policy from OMP_WAIT_POLICY / GOMP_SPINCOUNT / KMP_BLOCKTIME",
@@ -26,6 +27,9 @@ def _info(_args: argparse.Namespace) -> int:
     width = max(len(k) for k in DEFAULTS)
     for key, value in DEFAULTS.items():
         print(f"  {key:<{width}}  {value}")
+    print("wafer presets (ws.Wafer.preset(name)):")
+    for p in PRESETS.values():
+        print(f"  {p.name:<{width}}  {p.describe()}")
     return 0
 
 

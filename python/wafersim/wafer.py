@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ._extension import core
+from . import presets
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
 from .ce_access import check_trace_path, ids_of, write_chrome_trace
@@ -229,9 +230,61 @@ class Wafer(PeHost):
         #: has diagonals), else None.
         self.packet_routing = self._core.packet_routing
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
+        self._clock_hz: float | None = None
+        self._preset: presets.Preset | None = None
         self.cycle_limit = DEFAULTS["run_cycle_limit"] if cycle_limit is None else cycle_limit
         self.endpoint_sleep = endpoint_sleep
         self._init_pes(ce, tensor_unit)
+
+    @classmethod
+    def preset(cls, name: str, **options) -> "Wafer":
+        """A wafer the size of a published system: ``"cs2"`` (757 x 996 PEs) or ``"cs3"``
+        (762 x 1172 PEs), 48 KiB of memory per PE, and its clock (:attr:`clock_hz`, 850
+        MHz), used only to print emulated time (:meth:`describe_time`). ``options`` are the
+        other keyword arguments of ``Wafer`` (``threads``, ``ce``, ...; ``ce={"memory_bytes":
+        ...}`` overrides the preset's memory). ``wafersim info`` lists the presets;
+        docs/scale.md ("Presets") gives their sources and what they cost here."""
+        p = presets.preset(name)
+        fixed = sorted({"rows", "cols"} & set(options))
+        if fixed:
+            raise ConfigError(f"Wafer.preset({p.name!r}) sets {' and '.join(fixed)}; "
+                              f"use Wafer(rows, cols, ...) for another size")
+        ce = options.pop("ce", None)
+        if ce is not None and not isinstance(ce, dict):
+            raise ConfigError(f"ce must be a dict of compute-element options, got {ce!r}")
+        ce = dict(ce or {})
+        ce.setdefault("memory_bytes", p.memory_bytes)
+        w = cls(p.rows, p.cols, ce=ce, **options)
+        w.clock_hz = p.clock_hz
+        w._preset = p
+        return w
+
+    @property
+    def preset_name(self) -> str | None:
+        """The name of the preset this wafer was built from (:meth:`preset`), or None."""
+        return None if self._preset is None else self._preset.name
+
+    @property
+    def clock_hz(self) -> float | None:
+        """The clock used to print emulated time (:meth:`describe_time`): the preset's, or
+        None; settable. Nothing the emulator computes depends on it."""
+        return self._clock_hz
+
+    @clock_hz.setter
+    def clock_hz(self, hz) -> None:
+        if hz is not None and (isinstance(hz, bool) or not isinstance(hz, numbers.Real)
+                               or not 0 < hz < float("inf")):
+            raise ConfigError(f"clock_hz must be a positive number of hertz or None, got {hz!r}")
+        self._clock_hz = None if hz is None else float(hz)
+
+    def describe_time(self, cycles: int | None = None) -> str:
+        """``"4,777 cycles = 5.62 us at 850 MHz"``: ``cycles`` (default: all simulated so
+        far, :attr:`cycle`) as emulated time at :attr:`clock_hz`."""
+        if self._clock_hz is None:
+            raise ConfigError("this wafer has no clock: build it with Wafer.preset(...) or set "
+                              "clock_hz (e.g. w.clock_hz = 850e6)")
+        cycles = self.cycle if cycles is None else _int(cycles, "cycles", 0, _FOREVER)
+        return presets.describe_time(cycles, self._clock_hz)
 
     # --- shape and properties ----------------------------------------------------------
     @property

@@ -37,6 +37,7 @@ __all__ = [
     "Topology",
     "Rect",
     "as_point",
+    "point_list",
     "direction_index",
     "direction_mask",
     "path",
@@ -201,6 +202,17 @@ class Topology(_f.Topology):
             if not self.inside(*p):  # before the core: a Python int may not fit its int64
                 raise RouteError(f"{name} {p} is outside the {self.rows}x{self.cols} fabric")
         return self.dimension_order_path(*src, *dst, algorithm)
+
+
+def point_list(points, name: str = "points") -> list:
+    """One (row, col) point, or an iterable of them, as a list of points (each checked
+    later, with :func:`as_point`)."""
+    try:
+        single = len(points) == 2 and all(is_integer(v) for v in points)
+        return [points] if single else list(points)
+    except TypeError:
+        raise ConfigError(f"{name} must be a (row, col) point or a list of them, got "
+                          f"{points!r}") from None
 
 
 @dataclass(frozen=True)

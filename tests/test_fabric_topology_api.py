@@ -104,10 +104,15 @@ def test_add_routes_builds_a_route_from_masks_at_many_routers():
     a = w.collect((0, 3))
     assert list(a.data) == [7, 8] and list(a.hops) == [2, 2]
     assert w.routed_colors() == [5] and w.routed_colors([(1, 0)]) == []
-    w2 = ws.Wafer(2, 3)   # the same with names, router by router
+    w2 = ws.Wafer(2, 3)   # the same with names, the same for several routers
     w2.add_routes(5, (0, 0), rx="RAMP", tx="E")
     w2.add_routes(5, [(0, 1), (0, 2)], rx=["W"], tx=["E"])
     assert all(w2.router(0, c).route(5) == w.router(0, c).route(5) for c in range(3))
+    w3 = ws.Wafer(2, 3)   # ... and with one set of names per router
+    w3.add_routes(5, [(0, 0), (0, 1), (0, 2)], rx=[{"RAMP"}, ["W"], ("W",)], tx="E")
+    assert all(w3.router(0, c).route(5) == w.router(0, c).route(5) for c in range(3))
+    with pytest.raises(ws.ConfigError, match="rx lists 2 sets of directions for 3 router"):
+        w3.add_routes(6, [(0, 0), (0, 1), (0, 2)], rx=[{"RAMP"}, {"W"}], tx="E")
 
 
 def test_add_routes_refuses_a_second_source_unless_shared_0302():

@@ -74,7 +74,8 @@ class RouteHost:
         their own routes (a mapping, a kernel tiled over a million PEs).
 
         ``routers``: a (row, col) point, a list of them, or an (n, 2) integer array.
-        ``rx`` and ``tx``: direction names (one or a list), the same at every router; or
+        ``rx`` and ``tx``: direction names (one or a list), the same at every router; a
+        list with one collection of names per router (``[{"W"}, {"RAMP", "N"}]``); or
         integer masks, bit ``i`` for ``ws.layout.DIRECTIONS[i]``
         (``ws.layout.direction_mask``), one for all or one per router. All or nothing:
         every router is checked before any changes. A router that would get a second source
@@ -124,6 +125,11 @@ class RouteHost:
         """Direction names or integer masks as one uint16 mask per router."""
         if _are_names(value):
             return np.full(n, direction_mask(value, name), np.uint16)
+        if isinstance(value, (list, tuple)) and value and all(_are_names(v) for v in value):
+            if len(value) != n:
+                raise ConfigError(f"{name} lists {len(value)} sets of directions for {n} router(s)")
+            return np.array([direction_mask(v, f"{name}[{i}]") for i, v in enumerate(value)],
+                            np.uint16)
         masks = integers(value, name, 0, (1 << len(DIR_INDEX)) - 1, np.uint16)
         try:
             return np.ascontiguousarray(np.broadcast_to(masks, (n,)))

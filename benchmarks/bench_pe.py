@@ -17,8 +17,15 @@ memory measured is the emulator's. Prints the setup time (wafer, programs, route
 resident memory after setup and at its peak, simulated cycles per second and PE-cycles per
 second. It needs about 16 GB: it refuses to start with less than 18 GB available.
 
+``--preset cs2`` / ``--preset cs3``: a wafer preset (``ws.Wafer.preset``: 757 x 996 or
+762 x 1172 PEs, 48 KiB per PE) with a small kernel on every PE (one load of the whole
+wafer, 32 bytes copied into each PE, a task launched and run to the end): the resident
+memory each stage adds, per PE, and the peak. It refuses to start without the memory it
+will need (about 15 KB per PE, measured at 256 x 256).
+
 Run: python benchmarks/bench_pe.py [--size 16 | --grid 64] [--block 32] [--repeat 5]
      python benchmarks/bench_pe.py --scale [--block 4]
+     python benchmarks/bench_pe.py --preset cs3
 """
 
 from __future__ import annotations
@@ -122,6 +129,63 @@ def scale_run(mod, block: int) -> None:
           f"({peak * 2**30 / (R * C):6.0f} bytes per PE)")
 
 
+SMALL_KERNEL = """
+.data
+.export x
+x:    .space fp16, 16
+.code
+.task main, 40
+main: movi r1, 1
+      movi r2, 2
+      term
+"""
+PRESET_BYTES_PER_PE = 15_000   # measured: 256 x 256 PEs with the small kernel
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def preset_run(name: str) -> None:
+    """A preset wafer with the small kernel on every PE: resident bytes per PE by stage."""
+    p = ws.presets.preset(name)
+    need_gb = p.pes * PRESET_BYTES_PER_PE * 1.2 / 2**30 + 1.0
+    avail = _meminfo_gb("MemAvailable")
+    if not avail >= need_gb:
+        raise SystemExit(f"--preset {p.name} needs about {need_gb:.1f} GB of available memory; "
+                         f"{avail:.1f} GB are available")
+    print(f"preset {p.name}: {p.describe()}; a small kernel on every PE", flush=True)
+    stages = []
+    base = _rss_bytes()
+    t0 = time.perf_counter()
+
+    def stage(what: str) -> None:
+        stages.append((what, _rss_bytes(), time.perf_counter()))
+
+    w = ws.Wafer.preset(p.name)
+    stage("wafer built (routers)")
+    w.load(SMALL_KERNEL)
+    stage("kernel loaded on every PE")
+    w.memcpy_h2d("x", np.arange(16, dtype=np.float16))
+    w.launch("main")
+    s = w.run()
+    stage(f"32 bytes copied in, launched, run ({s.cycles} cycles)")
+    assert s.quiescent and len(s.pes) == p.pes and s.pes[(p.rows - 1, p.cols - 1)]["busy_cycles"] > 0
+    before, t_before = base, t0
+    for what, rss, t in stages:
+        print(f"  {what:<50} +{(rss - before) / p.pes:7.0f} bytes per PE  {t - t_before:6.1f} s")
+        before, t_before = rss, t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(f"  total: {(stages[-1][1] - base) / 2**30:5.2f} GiB resident "
+          f"({(stages[-1][1] - base) / p.pes:6.0f} bytes per PE); peak of the process "
+          f"{peak / 2**30:5.2f} GiB ({(peak - base) / p.pes:6.0f} bytes per PE above the "
+          f"{base / 2**20:.0f} MiB of an idle interpreter); {w.describe_time()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", "--grid", dest="size", type=int, default=16,
@@ -131,7 +195,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scale", action="store_true",
                     help=f"one run on a {SCALE_ROWS} x {SCALE_COLS} wafer (about 16 GB)")
+    ap.add_argument("--preset", choices=sorted(ws.presets.PRESETS),
+                    help="a preset wafer with a small kernel on every PE: memory per PE")
     args = ap.parse_args()
+    if args.preset:
+        preset_run(args.preset)
+        return
     mod = _kernel()
     if args.scale:
         scale_run(mod, args.block or 4)

@@ -44,6 +44,9 @@ def canon(v):
         return {str(k): canon(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [canon(x) for x in v]
+    fields = getattr(type(v), "FIELDS", None)  # ws.layout.Topology, a core object: its fields
+    if isinstance(fields, tuple):
+        return canon({f: getattr(v, f) for f in fields})
     if hasattr(v, "__dict__") and not isinstance(v, type):
         return canon({k: x for k, x in vars(v).items() if not k.startswith("_")})
     return v

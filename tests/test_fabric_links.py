@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.layout import DIRECTIONS, DIR_INDEX
+from wafersim.layout import DIRECTIONS
 
 
 def one_wavelet_latency(w, path, color=1):
@@ -152,12 +152,31 @@ def test_loop_links_replace_the_north_and_south_edge_ports():
     assert w.topology.edge_port((0, -1)) == ((0, 0), "W")
 
 
+def _expected_neighbour(rows, cols, ne, nw, skip, loop, r, c, d):
+    """The link rules written out independently: mesh [0294], skip links between columns c
+    and c + skip when c % skip == 0 [0296], vertical wrap links [0297], diagonal families
+    [0032]."""
+    steps = {"E": (0, 1), "W": (0, -1), "N": (1, 0), "S": (-1, 0),
+             "NE": (1, 1), "SW": (-1, -1), "NW": (1, -1), "SE": (-1, 1)}
+    if d == "RAMP":
+        return None
+    if d in ("SKIP_E", "SKIP_W"):
+        cc = c + skip if d == "SKIP_E" else c - skip
+        return (r, cc) if skip and c % skip == 0 and 0 <= cc < cols else None
+    if d in ("NE", "SW") and not ne or d in ("NW", "SE") and not nw:
+        return None
+    rr, cc = r + steps[d][0], c + steps[d][1]
+    if d in ("N", "S") and loop:
+        rr %= rows
+    return (rr, cc) if 0 <= rr < rows and 0 <= cc < cols else None
+
+
 @pytest.mark.parametrize("topology,skip,loop", [("mesh", 0, False), ("mesh+diag", 3, True),
                                                 ("mesh+diag_ne", 0, True), ("mesh+diag_nw", 2, False)])
-def test_python_topology_mirror_matches_the_core(topology, skip, loop):
+def test_the_core_topology_links_as_the_seeds_describe_0032_0294_0297(topology, skip, loop):
     w = ws.Wafer(5, 7, topology, skip=skip, loop=loop)
+    ne, nw = ws.layout.TOPOLOGIES[topology]
     for r, c in itertools.product(range(5), range(7)):
         for d in DIRECTIONS:
-            n = w._core.neighbour(r, c, DIR_INDEX[d])
-            expect = w.topology.neighbour(r, c, d)
-            assert (None if n < 0 else divmod(n, 7)) == expect, (r, c, d)
+            expect = _expected_neighbour(5, 7, ne, nw, skip, loop, r, c, d)
+            assert w.topology.neighbour(r, c, d) == expect, (r, c, d)

@@ -30,7 +30,7 @@ def _runtime_setting(stderr: str, name: str) -> str | None:
 
 
 REPORT = ("import os, wafersim\n"
-          "print(wafersim._openmp.WAIT_POLICY, os.environ.get('OMP_WAIT_POLICY'))\n")
+          "print(wafersim._extension.WAIT_POLICY, os.environ.get('OMP_WAIT_POLICY'))\n")
 
 
 def test_core_threads_wait_passively_by_default():

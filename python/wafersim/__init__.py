@@ -3,7 +3,8 @@
 This module only re-exports the public names; each concept lives in its own module.
 """
 
-from ._openmp import core as _core  # first: starts the OpenMP runtime waiting passively
+# First: the one door to the C++ core (it starts the core's OpenMP runtime waiting passively).
+from . import _extension
 from .errors import (
     ConfigError,
     CycleLimitError,
@@ -27,6 +28,7 @@ from .wafer_pes import WaferPE
 from . import noc
 from . import kernels
 from . import switches
+from . import presets
 
 # Training (nn, mapping, train) and buffer balancing load on first use: `import wafersim`
 # stays as quick as it was for fabric and kernel work.
@@ -52,7 +54,7 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__version__ = _core.__version__
+__version__ = _extension.core.__version__
 
 __all__ = [
     "__version__",
@@ -74,6 +76,7 @@ __all__ = [
     "noc",
     "kernels",
     "switches",
+    "presets",
     "nn",
     "optim",
     "mapping",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from ._extension import core
 from ._args import index_arg, int_arg
 from .asm import Program, assemble, disassemble
 from .defaults import DEFAULTS
@@ -27,7 +27,7 @@ __all__ = ["CeAccess", "ce_config", "load_program", "write_symbol", "read_symbol
            "symbol_values", "encode_values", "decode_values", "trace_events",
            "write_chrome_trace", "check_trace_path", "PICKER_POLICIES", "ELEMENT_TYPES"]
 
-_p = _core.pe
+_p = core.pe
 
 #: Picker policies [0375]: "round_robin" and "pick_from_last".
 PICKER_POLICIES = {"round_robin": _p.PickerPolicy.round_robin,

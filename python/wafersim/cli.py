@@ -6,8 +6,9 @@ import argparse
 import platform
 import sys
 
-from . import _core, _openmp
+from ._extension import WAIT_POLICY, core
 from .defaults import DEFAULTS
+from .presets import PRESETS
 
 _WAITS = {"passive": "threads wait passively (wafersim's default)",
           "user": "wait policy from OMP_WAIT_POLICY / GOMP_SPINCOUNT / KMP_BLOCKTIME",
@@ -15,17 +16,20 @@ _WAITS = {"passive": "threads wait passively (wafersim's default)",
 
 
 def _info(_args: argparse.Namespace) -> int:
-    build = _core.build_info()
+    build = core.build_info()
     print(f"wafersim {build['version']}")
     print(f"  python      {platform.python_version()} ({sys.executable})")
     print(f"  compiler    {build['compiler']} (C++ {build['cplusplus']})")
-    print(f"  openmp      {build['openmp']}, {_core.omp_max_threads()} thread(s) available, "
-          f"{_WAITS[_openmp.WAIT_POLICY]}")
+    print(f"  openmp      {build['openmp']}, {core.omp_max_threads()} thread(s) available, "
+          f"{_WAITS[WAIT_POLICY]}")
     print(f"  sanitizers  {build['sanitizers']}")
     print("default configuration:")
     width = max(len(k) for k in DEFAULTS)
     for key, value in DEFAULTS.items():
         print(f"  {key:<{width}}  {value}")
+    print("wafer presets (ws.Wafer.preset(name)):")
+    for p in PRESETS.values():
+        print(f"  {p.name:<{width}}  {p.describe()}")
     return 0
 
 

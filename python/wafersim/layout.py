@@ -8,12 +8,14 @@ A point one step outside the fabric next to a border router, such as ``(r, -1)``
 ``(r, 0)``) or ``(rows, c)`` (north of ``(rows-1, c)``), names the *edge port* on that
 border coupling (the I/O couplings of seed 000 [0285]).
 
-Route generators (``path``) implement the two dimension-order rules of seed 003:
-``"xy"`` goes east/west first, then north/south [0061]; ``"diag_first"`` goes diagonally
-while both coordinates differ, then straight [0036], [0039]. With only one diagonal
-family, the diagonal is used when the signs match that family and XY otherwise (a rule the
-seed does not give; digest 003 section 4.3 checked that its channel dependencies are
-acyclic).
+The topology, the directions and the routing rules are the C++ core's
+(``src/wafersim/fabric/topology.hpp``, ``route_paths.hpp``): this module reads them from
+there and only turns names into indices and router ids into (row, col). Route generators
+(``path``) follow the two dimension-order rules of seed 003: ``"xy"`` goes east/west
+first, then north/south [0061]; ``"diag_first"`` goes diagonally while both coordinates
+differ, then straight [0036], [0039]. With only one diagonal family, the diagonal is used
+when the signs match that family and XY otherwise (a rule the seed does not give; digest
+003 section 4.3 checked that its channel dependencies are acyclic).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._extension import core
 from .errors import ConfigError, RouteError
 from .values import is_integer
 
@@ -34,29 +37,27 @@ __all__ = [
     "Topology",
     "Rect",
     "as_point",
+    "point_list",
     "direction_index",
+    "direction_mask",
     "path",
     "ROUTING_ALGORITHMS",
 ]
 
-#: Router ports in the order of the C++ core (``wafersim._core.fabric.DIRECTIONS``).
-DIRECTIONS = ("E", "W", "N", "S", "NE", "SW", "NW", "SE", "SKIP_E", "SKIP_W", "RAMP")
+_f = core.fabric
+#: Router ports in the order of their index (a bit of a Dest / Src mask).
+DIRECTIONS: tuple[str, ...] = _f.DIRECTIONS
 DIR_INDEX = {name: i for i, name in enumerate(DIRECTIONS)}
-OPPOSITE = {d: (d if d == "RAMP" else DIRECTIONS[DIR_INDEX[d] ^ 1]) for d in DIRECTIONS}
+#: The port a link leaves by -> the port it enters by (the ramp is its own opposite).
+OPPOSITE = {d: DIRECTIONS[o] for d, o in zip(DIRECTIONS, _f.OPPOSITE)}
 #: (row, col) step of the mesh and diagonal directions.
-STEP = {"E": (0, 1), "W": (0, -1), "N": (1, 0), "S": (-1, 0),
-        "NE": (1, 1), "SW": (-1, -1), "NW": (1, -1), "SE": (-1, 1)}
+STEP = {d: tuple(s) for d, s in zip(DIRECTIONS, _f.STEPS) if s != (0, 0)}
 _ALIASES = {"X+": "E", "X-": "W", "Y+": "N", "Y-": "S", "SKIPX+": "SKIP_E",
             "SKIPX-": "SKIP_W", "SKIPE": "SKIP_E", "SKIPW": "SKIP_W"}
 
 #: topology name -> (NE/SW family, NW/SE family) [0032].
-TOPOLOGIES = {
-    "mesh": (False, False),
-    "mesh+diag": (True, True),
-    "mesh+diag_ne": (True, False),
-    "mesh+diag_nw": (False, True),
-}
-ROUTING_ALGORITHMS = ("xy", "diag_first")
+TOPOLOGIES: dict[str, tuple[bool, bool]] = dict(_f.TOPOLOGIES)
+ROUTING_ALGORITHMS: tuple[str, ...] = _f.ROUTING_ALGORITHMS
 
 
 def direction_index(name, field: str = "direction") -> int:
@@ -67,6 +68,27 @@ def direction_index(name, field: str = "direction") -> int:
         if key in DIR_INDEX:
             return DIR_INDEX[key]
     raise ConfigError(f"{field} must be one of {', '.join(DIRECTIONS)}, got {name!r}")
+
+
+def direction_mask(names, field: str = "direction") -> int:
+    """A Dest / Src mask of direction names (one name or several): bit
+    ``DIR_INDEX[name]`` for each."""
+    if isinstance(names, str):
+        names = [names]
+    try:
+        items = list(names)
+    except TypeError:
+        raise ConfigError(f"{field} must be a direction name or a list of them, "
+                          f"got {names!r}") from None
+    m = 0
+    for n in items:
+        m |= 1 << direction_index(n, field)
+    return m
+
+
+def direction_names(mask: int) -> list[str]:
+    """The direction names of a Dest / Src mask, in index order."""
+    return [d for i, d in enumerate(DIRECTIONS) if int(mask) >> i & 1]
 
 
 def _integers_of(value, sizes: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -90,52 +112,63 @@ def as_point(value, name: str = "point") -> tuple[int, int]:
     return point
 
 
-@dataclass(frozen=True)
-class Topology:
-    """The links of a fabric; mirrors ``src/wafersim/fabric/topology.hpp``."""
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ConfigError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
-    rows: int
-    cols: int
-    diag_ne: bool = False
-    diag_nw: bool = False
-    skip: int = 0
-    loop: bool = False
-    diag_hop_cycles: int = 1
+
+def _side(value, name: str) -> int:
+    if not is_integer(value) or not -2**31 <= value < 2**31:
+        raise ConfigError(f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
+class Topology(_f.Topology):
+    """The links of a fabric: the C++ core's ``Topology`` (``fabric/topology.hpp``), read
+    with direction names and (row, col) points. Immutable; equal when the fields are."""
+
+    FIELDS = ("rows", "cols", "diag_ne", "diag_nw", "skip", "loop", "diag_hop_cycles")
+
+    def __init__(self, rows: int, cols: int, diag_ne: bool = False, diag_nw: bool = False,
+                 skip: int = 0, loop: bool = False, diag_hop_cycles: int = 1):
+        super().__init__(rows=_side(rows, "rows"), cols=_side(cols, "cols"),
+                         diag_ne=_flag(diag_ne, "diag_ne"), diag_nw=_flag(diag_nw, "diag_nw"),
+                         skip=_side(skip, "skip"), loop=_flag(loop, "loop"),
+                         diag_hop_cycles=_side(diag_hop_cycles, "diag_hop_cycles"))
 
     @classmethod
     def named(cls, rows: int, cols: int, topology: str = "mesh", **kw) -> "Topology":
-        if topology not in TOPOLOGIES:
+        """A fabric of the named kind (a key of :data:`TOPOLOGIES`)."""
+        if not isinstance(topology, str) or topology not in TOPOLOGIES:
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         ne, nw = TOPOLOGIES[topology]
         return cls(rows, cols, ne, nw, **kw)
 
-    @property
-    def has_diagonals(self) -> bool:
-        return self.diag_ne or self.diag_nw
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.FIELDS)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _f.Topology) and self._fields() == Topology._fields(other)
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Topology({', '.join(f'{f}={getattr(self, f)!r}' for f in self.FIELDS)})"
+
+    def __reduce__(self):
+        return (Topology, self._fields())
 
     def family_enabled(self, d: str) -> bool:
-        return self.diag_ne if d in ("NE", "SW") else self.diag_nw if d in ("NW", "SE") else False
+        return self.family_enabled_at(direction_index(d))
 
     def inside(self, r: int, c: int) -> bool:
         return 0 <= r < self.rows and 0 <= c < self.cols
 
     def neighbour(self, r: int, c: int, d: str):
         """The router across link ``d`` from (r, c), or None."""
-        if d == "N":
-            return (r + 1, c) if r + 1 < self.rows else ((0, c) if self.loop else None)
-        if d == "S":
-            return (r - 1, c) if r > 0 else ((self.rows - 1, c) if self.loop else None)
-        if d in ("SKIP_E", "SKIP_W"):
-            if self.skip <= 0 or c % self.skip:
-                return None
-            cc = c + self.skip if d == "SKIP_E" else c - self.skip
-            return (r, cc) if 0 <= cc < self.cols else None
-        if d == "RAMP":
-            return None
-        if d in ("NE", "SW", "NW", "SE") and not self.family_enabled(d):
-            return None
-        dr, dc = STEP[d]
-        return (r + dr, c + dc) if self.inside(r + dr, c + dc) else None
+        return self.neighbour_at(r, c, direction_index(d)) if self.inside(r, c) else None
 
     def is_edge(self, r: int, c: int, d: str) -> bool:
         """A border N/S/E/W coupling with no router behind it (an edge port)."""
@@ -144,23 +177,42 @@ class Topology:
     def edge_port(self, point) -> tuple[tuple[int, int], str] | None:
         """(router, direction) of the edge port an outside point names, else None."""
         r, c = point
-        if 0 <= r < self.rows and c in (-1, self.cols):
-            router, d = (r, 0 if c == -1 else self.cols - 1), "W" if c == -1 else "E"
-        elif 0 <= c < self.cols and r in (-1, self.rows):
-            router, d = (0 if r == -1 else self.rows - 1, c), "S" if r == -1 else "N"
-        else:
+        if not (-1 <= r <= self.rows and -1 <= c <= self.cols):
             return None
-        return (router, d) if self.is_edge(*router, d) else None
+        edge = self.edge_port_at(int(r), int(c))
+        return None if edge is None else (edge[0], DIRECTIONS[edge[1]])
 
     def link_between(self, a, b) -> str | None:
         """The direction of a link from router a to router b (mesh links preferred)."""
-        for d in DIRECTIONS[:-1]:
-            if self.neighbour(a[0], a[1], d) == tuple(b):
-                return d
-        return None
+        if not (self.inside(*a) and self.inside(*b)):
+            return None
+        d = self.link_direction(int(a[0]), int(a[1]), int(b[0]), int(b[1]))
+        return None if d is None else DIRECTIONS[d]
 
     def hop_cycles(self, d: str) -> int:
-        return self.diag_hop_cycles if d in ("NE", "SW", "NW", "SE") else 1
+        return self.hop_cycles_at(direction_index(d))
+
+    def path(self, src, dst, algorithm: str = "xy") -> list[tuple[int, int]]:
+        """The routers a wavelet visits from src to dst (both included) under ``algorithm``."""
+        if not isinstance(algorithm, str):
+            raise ConfigError(f"algorithm must be one of {', '.join(ROUTING_ALGORITHMS)}, "
+                              f"got {algorithm!r}")
+        src, dst = as_point(src, "src"), as_point(dst, "dst")
+        for name, p in (("src", src), ("dst", dst)):
+            if not self.inside(*p):  # before the core: a Python int may not fit its int64
+                raise RouteError(f"{name} {p} is outside the {self.rows}x{self.cols} fabric")
+        return self.dimension_order_path(*src, *dst, algorithm)
+
+
+def point_list(points, name: str = "points") -> list:
+    """One (row, col) point, or an iterable of them, as a list of points (each checked
+    later, with :func:`as_point`)."""
+    try:
+        single = len(points) == 2 and all(is_integer(v) for v in points)
+        return [points] if single else list(points)
+    except TypeError:
+        raise ConfigError(f"{name} must be a (row, col) point or a list of them, got "
+                          f"{points!r}") from None
 
 
 @dataclass(frozen=True)
@@ -224,35 +276,7 @@ class Rect:
         return (f"({self.row}, {self.col}) + {self.height}x{self.width}")
 
 
-def _next_dir(topo: Topology, algorithm: str, r: int, c: int, dst) -> str:
-    """One step of XY or diagonal-first routing (matches fabric/packet_routing.hpp)."""
-    dy, dx = dst[0] - r, dst[1] - c
-    if dx == 0 and dy == 0:
-        return "RAMP"
-    if algorithm == "diag_first" and dx != 0 and dy != 0:
-        d = ("NE" if dx > 0 else "NW") if dy > 0 else ("SE" if dx > 0 else "SW")
-        if topo.family_enabled(d):
-            return d
-    if dx != 0:
-        return "E" if dx > 0 else "W"
-    return "N" if dy > 0 else "S"
-
-
 def path(topo: Topology, src, dst, algorithm: str = "xy") -> list[tuple[int, int]]:
-    """The routers a wavelet visits from src to dst (both included) under ``algorithm``."""
-    if algorithm not in ROUTING_ALGORITHMS:
-        raise ConfigError(f"algorithm must be one of {', '.join(ROUTING_ALGORITHMS)}, got {algorithm!r}")
-    if algorithm == "diag_first" and not topo.has_diagonals:
-        raise RouteError("algorithm 'diag_first' needs diagonal links; this fabric is a plain mesh")
-    src, dst = as_point(src, "src"), as_point(dst, "dst")
-    for name, p in (("src", src), ("dst", dst)):
-        if not topo.inside(*p):
-            raise RouteError(f"{name} {p} is outside the {topo.rows}x{topo.cols} fabric")
-    out = [src]
-    r, c = src
-    while True:
-        d = _next_dir(topo, algorithm, r, c, dst)
-        if d == "RAMP":
-            return out
-        r, c = r + STEP[d][0], c + STEP[d][1]
-        out.append((r, c))
+    """The routers a wavelet visits from src to dst (both included) under ``algorithm``
+    (:meth:`Topology.path`)."""
+    return topo.path(src, dst, algorithm)

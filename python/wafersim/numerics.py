@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
+from ._extension import core
 from ._args import int_arg
 from .errors import ConfigError
 
-_n = _core.numerics
+_n = core.numerics
 FpControl = _n.FpControl
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from ._extension import core
 from .asm import Program
 from .blas_threads import quiet_blas
 from .ce_access import (PICKER_POLICIES, CeAccess, ce_config, check_trace_path, decode_values,
@@ -35,7 +35,7 @@ from .values import integers
 
 __all__ = ["LonePE", "PICKER_POLICIES", "load_program", "write_symbol", "read_symbol"]
 
-_p = _core.pe
+_p = core.pe
 
 
 def _mask(colors, name: str) -> int:

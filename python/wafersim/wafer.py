@@ -2,7 +2,8 @@
 
 ``Wafer`` composes the C++ core (``wafersim._core.fabric.Wafer``); the compute elements on
 the PEs' ramps (``w.pe(r, c)``, ``load``, ``memcpy_h2d``, ``launch``, ...) come from
-:class:`wafersim.wafer_pes.PeHost`. See docs/fabric.md and docs/compute_element.md.
+:class:`wafersim.wafer_pes.PeHost`, the routes (``route``, ``route_tree``, ``add_routes``,
+...) from :class:`wafersim.wafer_routes.RouteHost`. See docs/fabric.md and docs/compute_element.md.
 """
 
 from __future__ import annotations
@@ -12,18 +13,19 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from ._extension import core
+from . import presets
 from ._args import items_arg, show
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
 from .ce_access import check_trace_path, ids_of, write_chrome_trace
 from .errors import ConfigError, CycleLimitError, RouteError
-from .layout import (DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology,
-                     as_point, direction_index)
-from .layout import path as layout_path
+from .layout import (DIR_INDEX, ROUTING_ALGORITHMS, TOPOLOGIES, Topology, as_point,
+                     direction_index, direction_mask, direction_names, point_list)
 from .stats import Arrivals, FabricCounters, RunStats
-from .values import first_outside, integers, is_integer
+from .values import first_outside, integers
 from .wafer_pes import PeHost
+from .wafer_routes import RouteHost
 
 __all__ = ["Wafer", "RouterView"]
 
@@ -46,27 +48,8 @@ def _int(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
     return v
 
 
-def _point_list(points, name: str) -> list:
-    """One (row, col) point, or an iterable of them, as a list of points (checked later)."""
-    try:
-        single = len(points) == 2 and all(is_integer(v) for v in points)
-        return [points] if single else list(points)
-    except TypeError:
-        raise ConfigError(f"{name} must be a (row, col) point or a list of them, got "
-                          f"{points!r}") from None
-
-
-def _mask(names, field: str) -> int:
-    if isinstance(names, str):
-        names = [names]
-    m = 0
-    for n in items_arg(field, names, "direction names"):
-        m |= 1 << direction_index(n, field)
-    return m
-
-
-def _names(mask: int) -> list[str]:
-    return [d for i, d in enumerate(DIRECTIONS) if mask >> i & 1]
+_mask = direction_mask
+_names = direction_names
 
 
 class RouterView:
@@ -158,7 +141,7 @@ class RouterView:
         return st["position"]
 
 
-class Wafer(PeHost):
+class Wafer(PeHost, RouteHost):
     """A wafer of ``rows x cols`` PEs joined by a wavelet fabric.
 
     Parameters (defaults from ``wafersim.DEFAULTS``):
@@ -202,38 +185,90 @@ class Wafer(PeHost):
             raise ConfigError(f"topology must be one of {', '.join(TOPOLOGIES)}, got {topology!r}")
         if mode not in _MODES:
             raise ConfigError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
-        diag_ne, diag_nw = TOPOLOGIES[topology]
         rows = _int(rows, "rows", 1, _MAX_SIDE)
         cols = _int(cols, "cols", 1, _MAX_SIDE)
         skip = _int(0 if skip is None else skip, "skip", 0, _MAX_SIDE)
         dhc = _int(DEFAULTS["diag_hop_cycles"] if diag_hop_cycles is None else diag_hop_cycles,
                    "diag_hop_cycles", 1, 2)
-        if packet_routing is None:
-            packet_routing = "diag_first" if (diag_ne or diag_nw) else "xy"
-        if packet_routing not in ROUTING_ALGORITHMS:
+        if packet_routing is not None and not isinstance(packet_routing, str):
             raise ConfigError(f"packet_routing must be one of {', '.join(ROUTING_ALGORITHMS)}, "
                               f"got {packet_routing!r}")
         self.topology_name = topology
         self.mode = mode
-        self.packet_routing = packet_routing if mode == "packets" else None
-        self.topology = Topology(rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc)
-        self._core = _core.fabric.Wafer(
-            rows, cols, diag_ne, diag_nw, skip, bool(loop), dhc,
-            _int(DEFAULTS["fabric_colors"] if colors is None else colors,
-                 "colors (routable fabric colors)", 8, 32),
-            _int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth,
-                 "queue_depth", 1, 64),
-            DEFAULTS["router_scheduler"] if scheduler is None else str(scheduler),
-            _int(DEFAULTS["priority_split"] if priority_split is None else priority_split,
-                 "priority_split", 0, 32),
-            mode == "packets", packet_routing,
-            0 if threads is None else _int(threads, "threads", 1, _MAX_THREADS),
-            _int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog, "watchdog", 1,
-                 _FOREVER))
+        self.topology = Topology.named(rows, cols, topology, skip=skip, loop=bool(loop),
+                                       diag_hop_cycles=dhc)
+        self._core = core.fabric.Wafer(
+            self.topology,
+            colors=_int(DEFAULTS["fabric_colors"] if colors is None else colors,
+                        "colors (routable fabric colors)", 8, 32),
+            queue_depth=_int(DEFAULTS["router_queue_depth"] if queue_depth is None else queue_depth,
+                             "queue_depth", 1, 64),
+            scheduler=DEFAULTS["router_scheduler"] if scheduler is None else str(scheduler),
+            priority_split=_int(DEFAULTS["priority_split"] if priority_split is None
+                                else priority_split, "priority_split", 0, 32),
+            packet_mode=mode == "packets", packet_routing=packet_routing,
+            threads=0 if threads is None else _int(threads, "threads", 1, _MAX_THREADS),
+            watchdog=_int(DEFAULTS["watchdog_cycles"] if watchdog is None else watchdog,
+                          "watchdog", 1, _FOREVER))
+        #: "xy" or "diag_first" in packet mode (default: diagonal-first where the fabric
+        #: has diagonals), else None.
+        self.packet_routing = self._core.packet_routing
         self.colors = int(DEFAULTS["fabric_colors"] if colors is None else colors)
+        self._clock_hz: float | None = None
+        self._preset: presets.Preset | None = None
         self.cycle_limit = DEFAULTS["run_cycle_limit"] if cycle_limit is None else cycle_limit
         self.endpoint_sleep = endpoint_sleep
         self._init_pes(ce, tensor_unit)
+
+    @classmethod
+    def preset(cls, name: str, **options) -> "Wafer":
+        """A wafer the size of a published system: ``"cs2"`` (757 x 996 PEs) or ``"cs3"``
+        (762 x 1172 PEs), 48 KiB of memory per PE, and its clock (:attr:`clock_hz`, 850
+        MHz), used only to print emulated time (:meth:`describe_time`). ``options`` are the
+        other keyword arguments of ``Wafer`` (``threads``, ``ce``, ...; ``ce={"memory_bytes":
+        ...}`` overrides the preset's memory). ``wafersim info`` lists the presets;
+        docs/scale.md ("Presets") gives their sources and what they cost here."""
+        p = presets.preset(name)
+        fixed = sorted({"rows", "cols"} & set(options))
+        if fixed:
+            raise ConfigError(f"Wafer.preset({p.name!r}) sets {' and '.join(fixed)}; "
+                              f"use Wafer(rows, cols, ...) for another size")
+        ce = options.pop("ce", None)
+        if ce is not None and not isinstance(ce, dict):
+            raise ConfigError(f"ce must be a dict of compute-element options, got {ce!r}")
+        ce = dict(ce or {})
+        ce.setdefault("memory_bytes", p.memory_bytes)
+        w = cls(p.rows, p.cols, ce=ce, **options)
+        w.clock_hz = p.clock_hz
+        w._preset = p
+        return w
+
+    @property
+    def preset_name(self) -> str | None:
+        """The name of the preset this wafer was built from (:meth:`preset`), or None."""
+        return None if self._preset is None else self._preset.name
+
+    @property
+    def clock_hz(self) -> float | None:
+        """The clock used to print emulated time (:meth:`describe_time`): the preset's, or
+        None; settable. Nothing the emulator computes depends on it."""
+        return self._clock_hz
+
+    @clock_hz.setter
+    def clock_hz(self, hz) -> None:
+        if hz is not None and (isinstance(hz, bool) or not isinstance(hz, numbers.Real)
+                               or not 0 < hz < float("inf")):
+            raise ConfigError(f"clock_hz must be a positive number of hertz or None, got {hz!r}")
+        self._clock_hz = None if hz is None else float(hz)
+
+    def describe_time(self, cycles: int | None = None) -> str:
+        """``"4,777 cycles = 5.62 us at 850 MHz"``: ``cycles`` (default: all simulated so
+        far, :attr:`cycle`) as emulated time at :attr:`clock_hz`."""
+        if self._clock_hz is None:
+            raise ConfigError("this wafer has no clock: build it with Wafer.preset(...) or set "
+                              "clock_hz (e.g. w.clock_hz = 850e6)")
+        cycles = self.cycle if cycles is None else _int(cycles, "cycles", 0, _FOREVER)
+        return presets.describe_time(cycles, self._clock_hz)
 
     # --- shape and properties ----------------------------------------------------------
     @property
@@ -351,7 +386,7 @@ class Wafer(PeHost):
                 raise ConfigError(f"{name} must be a (row, col) pair or an (n, 2) integer array, "
                                   f"got shape {at.shape} and dtype {at.dtype}")
         else:  # Python ints stay exact (numpy would make (uint64, int) pairs floats)
-            points = [as_point(p, f"{name}[{i}]") for i, p in enumerate(_point_list(at, name))]
+            points = [as_point(p, f"{name}[{i}]") for i, p in enumerate(point_list(at, name))]
             pts = np.array(points, dtype=object).reshape(-1, 2)
 
         def not_a_port(i):
@@ -368,120 +403,17 @@ class Wafer(PeHost):
         ids = np.where(inside, r * self.cols + c, 0).astype(np.uint32)
         ports = np.full(len(pts), _RAMP, np.uint8)
         for i in np.flatnonzero(~inside):
-            edge = self.topology.edge_port((int(r[i]), int(c[i])))
+            edge = self.topology.edge_port_at(int(r[i]), int(c[i]))
             if edge is None:
                 raise not_a_port(i)
             (er, ec), d = edge
-            ids[i], ports[i] = er * self.cols + ec, DIR_INDEX[d]
+            ids[i], ports[i] = er * self.cols + ec, d
         return ids, ports
 
     # --- routes --------------------------------------------------------------------------
     def router(self, r: int, c: int) -> RouterView:
         r, c = self._router((r, c), error=ConfigError)
         return RouterView(self, r, c)
-
-    def route(self, color: int, path, *, allow_shared_source: bool = False) -> None:
-        """Routes ``color`` along ``path``, a list of adjacent (row, col) routers.
-
-        The first point's on-ramp is the source and the last point's off-ramp the
-        destination; an outside first or last point names an edge port instead. Masks are
-        added to what the color already has, so several calls build a multicast tree
-        [0301]. A path that would give a router a second source for the color raises
-        ``RouteError`` unless ``allow_shared_source`` (the caller then guarantees one active
-        source at a time [0302]).
-        """
-        color = self._fabric_color(color)
-        self._require_colors_mode("route")
-        pts = [as_point(p, f"path[{i}]") for i, p in enumerate(_point_list(path, "path"))] \
-            if path is not None else []
-        if not pts:
-            raise RouteError("path must list at least one (row, col) point")
-        first, last = pts[0], pts[-1]
-        src_port = dst_port = "RAMP"
-        if not self.topology.inside(*first) and len(pts) > 1:
-            edge = self.topology.edge_port(first)
-            if edge is None:
-                raise RouteError(f"path[0] = {first} is outside the fabric and not an edge port")
-            src_port, pts = edge[1], pts[1:]
-        if not self.topology.inside(*last) and len(pts) > 1:
-            edge = self.topology.edge_port(last)
-            if edge is None:
-                raise RouteError(f"path[-1] = {last} is outside the fabric and not an edge port")
-            dst_port, pts = edge[1], pts[:-1]
-        for i, p in enumerate(pts):
-            if not self.topology.inside(*p):
-                raise RouteError(f"path point {p} (color {color}) leaves the "
-                                 f"{self.rows}x{self.cols} fabric")
-        if len(set(pts)) != len(pts):
-            twice = next(p for p in pts if pts.count(p) > 1)
-            raise RouteError(f"path of color {color} visits router {twice} twice (a loop)")
-        masks: dict[tuple[int, int], list[int]] = {p: [0, 0] for p in pts}
-        masks[pts[0]][1] |= 1 << DIR_INDEX[src_port]
-        masks[pts[-1]][0] |= 1 << DIR_INDEX[dst_port]
-        for a, b in zip(pts, pts[1:]):
-            d = self.topology.link_between(a, b)
-            if d is None:
-                raise RouteError(f"path of color {color}: no link from {a} to {b} in this "
-                                 f"{self.topology_name} fabric")
-            masks[a][0] |= 1 << DIR_INDEX[d]
-            masks[b][1] |= 1 << DIR_INDEX[OPPOSITE[d]]
-        self._add_masks(color, masks, allow_shared_source)
-
-    def route_tree(self, color: int, src, dsts, algorithm: str = "xy") -> None:
-        """Multicast ``color`` from ``src`` to every router in ``dsts`` [0301].
-
-        Each branch follows ``algorithm``: ``"xy"`` [0061] or ``"diag_first"`` [0039];
-        skip and loop links are only used by explicit ``route`` paths.
-        """
-        color = self._fabric_color(color)
-        self._require_colors_mode("route_tree")
-        src = as_point(src, "src")  # every point is a pair of integers before any is placed
-        dst_list = [as_point(d, f"dsts[{i}]") for i, d in enumerate(_point_list(dsts, "dsts"))]
-        src = self._router(src, "src")
-        if not dst_list:
-            raise RouteError("route_tree needs at least one destination")
-        masks: dict[tuple[int, int], list[int]] = {src: [0, 1 << _RAMP]}
-        entered: dict[tuple[int, int], str] = {}
-        for i, dst in enumerate(dst_list):
-            dst = self._router(dst, f"dsts[{i}]")
-            hops = layout_path(self.topology, src, dst, algorithm)
-            for a, b in zip(hops, hops[1:]):
-                d = self.topology.link_between(a, b)
-                if entered.setdefault(b, d) != d:
-                    raise RouteError(f"route_tree of color {color}: branches reach {b} from two "
-                                     "directions")
-                masks.setdefault(a, [0, 0])[0] |= 1 << DIR_INDEX[d]
-                masks.setdefault(b, [0, 0])[1] |= 1 << DIR_INDEX[OPPOSITE[d]]
-            masks[dst][0] |= 1 << _RAMP
-        self._add_masks(color, masks, False)
-
-    def _require_colors_mode(self, what: str) -> None:
-        if self.mode != "colors":
-            raise ConfigError(f"{what}: in packet mode each wavelet is steered by its destination; "
-                              "color routes are for mode='colors'")
-
-    def _add_masks(self, color: int, masks: dict, allow_shared_source: bool) -> None:
-        if not allow_shared_source:
-            for (r, c), (_, src) in masks.items():
-                _, old_src = self._core.route(r * self.cols + c, color)
-                if old_src and src & ~old_src:
-                    raise RouteError(
-                        f"color {color} at router {(r, c)} already comes from {_names(old_src)}; "
-                        f"this route adds {_names(src & ~old_src)}: two active sources for one "
-                        "color [0302] (pass allow_shared_source=True if only one is active at a time)")
-        ids = np.array([r * self.cols + c for r, c in masks], np.uint32)
-        dest = np.array([m[0] for m in masks.values()], np.uint16)
-        src = np.array([m[1] for m in masks.values()], np.uint16)
-        self._core.add_routes(color, ids, dest, src)
-
-    def clear_routes(self, color: int | None = None) -> None:
-        """Removes the routes of one color, or of all colors."""
-        self._core.clear_routes(-1 if color is None else self._fabric_color(color))
-
-    def check_routes(self) -> None:
-        """Raises ``RouteError`` naming the colors and links of any dependency cycle [0304],
-        or of a link whose receiver does not list it as a source; ``run`` calls it."""
-        self._core.check_routes()
 
     # --- host I/O ------------------------------------------------------------------------
     def inject(self, at, color, data=0, *, index=0, ctrl=False, cycle=None, dest=None) -> int:

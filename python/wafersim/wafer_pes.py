@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from ._extension import core
 from .asm import Program, assemble
 from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, decode_values,
                         encode_values, load_program, symbol_values, trace_events,
@@ -33,6 +33,12 @@ from .stats import PeStats
 from .switches import control_data
 
 __all__ = ["WaferPE", "PeHost"]
+
+
+def _flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ConfigError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def _task_id(task) -> int:
@@ -54,11 +60,11 @@ class WaferPE(CeAccess):
 
     @property
     def _ce(self):
-        return self._w._core.ce(self._id)  # ConfigError when no program is loaded
+        return self._w._ce_at(self._id)  # ConfigError when no program is loaded
 
     @property
     def loaded(self) -> bool:
-        return bool(self._w._core.has_ce(self._id))
+        return self._w._has_ce(self._id)
 
     @property
     def program(self) -> Program | None:
@@ -90,14 +96,14 @@ class WaferPE(CeAccess):
         return self._ce.stats()
 
     def reset_stats(self) -> None:
-        self._w._core.reset_ce_stats(self._id)
+        self._w._reset_ce_stats(self._id)
 
 
 class _Group:
     """Some of a wafer's compute elements as one `target` of ce_access.load_program."""
 
-    def __init__(self, core, ids: np.ndarray):
-        self._core, self._ids = core, ids
+    def __init__(self, wafer_core, ids: np.ndarray):
+        self._target, self._ids = wafer_core, ids
 
     def _set_base(self, value: int) -> None:
         self._base = int(value)
@@ -105,22 +111,23 @@ class _Group:
     base = property(None, _set_base)  # written with the code (load_program sets it first)
 
     def load_code(self, first: int, words) -> None:
-        self._core.load_code(self._ids, self._base, int(first), np.ascontiguousarray(words, np.uint32))
+        self._target.load_code(self._ids, self._base, int(first),
+                               np.ascontiguousarray(words, np.uint32))
 
     def write_memory(self, addr: int, data) -> None:
-        self._core.write_memory(self._ids, int(addr), np.ascontiguousarray(data, np.uint8))
+        self._target.write_memory(self._ids, int(addr), np.ascontiguousarray(data, np.uint8))
 
     # Load-time task state of the program (.block, .activate, .filter), PE by PE.
     def block(self, tid: int) -> None:
         for i in self._ids:
-            self._core.ce(int(i)).block(tid)
+            self._target.ce(int(i)).block(tid)
 
     def activate(self, tid: int) -> None:
-        self._core.activate(self._ids, tid)
+        self._target.activate(self._ids, tid)
 
     def set_filter(self, color: int, lo: int, hi: int) -> None:
         for i in self._ids:
-            self._core.ce(int(i)).set_filter(color, lo, hi)
+            self._target.ce(int(i)).set_filter(color, lo, hi)
 
 
 class PeHost:
@@ -138,6 +145,46 @@ class PeHost:
                               f"{', '.join(o for o in CE_OPTIONS if o != 'fabric_colors')} "
                               "(the fabric's colors set fabric_colors)")
         self._core.ce_config = ce_config(fabric_colors=self.colors, **opts)
+
+    # ---- the compute elements' configuration ------------------------------------------------
+    @property
+    def ce_config(self):
+        """The configuration every loaded program's compute element gets (a copy: set it
+        with ``Wafer(ce={...})``): ``memory_bytes``, ``code_bytes``, ``data_bytes`` (memory
+        below the code), ``max_instructions``, ``input_queue_depth``,
+        ``output_queue_depth``, ``microthreads``, ``trace``, ``profile``, ..."""
+        return self._core.ce_config
+
+    @property
+    def ce_trace(self) -> bool:
+        """Whether the compute elements record trace events in every run (task and
+        microthread spans, block / unblock / activate; docs/compute_element.md), as
+        ``Wafer(ce={"trace": True})`` sets; settable, for the loaded CEs and later loads."""
+        return bool(self._core.ce_config.trace)
+
+    @ce_trace.setter
+    def ce_trace(self, on: bool) -> None:
+        self._core.set_ce_trace(_flag(on, "ce_trace"))
+
+    @property
+    def ce_profile(self) -> bool:
+        """Whether the compute elements count busy cycles per instruction address (the
+        ``busy_by_pc`` of their statistics); settable, for the loaded CEs and later loads."""
+        return bool(self._core.ce_config.profile)
+
+    @ce_profile.setter
+    def ce_profile(self, on: bool) -> None:
+        self._core.set_ce_profile(_flag(on, "ce_profile"))
+
+    # Used by WaferPE (this module) only.
+    def _ce_at(self, rid: int):
+        return self._core.ce(rid)
+
+    def _has_ce(self, rid: int) -> bool:
+        return bool(self._core.has_ce(rid))
+
+    def _reset_ce_stats(self, rid: int) -> None:
+        self._core.reset_ce_stats(rid)
 
     # ---- PEs and rectangles -----------------------------------------------------------------
     def pe(self, r: int, c: int) -> WaferPE:
@@ -401,7 +448,7 @@ class PeHost:
         by_pe = {}
         for rid, s in self._core.ce_run_stats(packed=True):
             by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
-        return PeStats(self.rows, self.cols, by_pe, unpack=_core.ce_stats_unpack)
+        return PeStats(self.rows, self.cols, by_pe, unpack=core.ce_stats_unpack)
 
     def _trace_events(self, pes: PeStats) -> list[dict]:
         events = []

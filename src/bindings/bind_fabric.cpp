@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,12 +28,6 @@ SchedulerPolicy scheduler_named(const std::string& s) {
   throw ConfigError("scheduler must be 'round_robin' or 'priority', got '" + s + "'");
 }
 
-PacketRouting packet_routing_named(const std::string& s) {
-  if (s == "xy") return PacketRouting::xy;
-  if (s == "diag_first") return PacketRouting::diag_first;
-  throw ConfigError("packet_routing must be 'xy' or 'diag_first', got '" + s + "'");
-}
-
 Dir port_arg(int port) {
   if (port < 0 || port >= kNumDirs) {
     throw ConfigError("port must be a direction index 0.." + std::to_string(kNumDirs - 1) +
@@ -49,29 +44,34 @@ uint32_t router_arg(const Wafer& w, int64_t id) {
   return static_cast<uint32_t>(id);
 }
 
-std::unique_ptr<Wafer> make_wafer(int rows, int cols, bool diag_ne, bool diag_nw, int skip,
-                                  bool loop, int diag_hop_cycles, int colors, int queue_depth,
+std::unique_ptr<Wafer> make_wafer(const Topology& topology, int colors, int queue_depth,
                                   const std::string& scheduler, int priority_split,
-                                  bool packet_mode, const std::string& packet_routing,
-                                  int threads, uint64_t watchdog) {
+                                  bool packet_mode,
+                                  const std::optional<std::string>& packet_routing, int threads,
+                                  uint64_t watchdog) {
   sim::WaferConfig cfg;
-  Topology& t = cfg.fabric.topology;
-  t.rows = rows;
-  t.cols = cols;
-  t.diag_ne = diag_ne;
-  t.diag_nw = diag_nw;
-  t.skip = skip;
-  t.loop = loop;
-  t.diag_hop_cycles = diag_hop_cycles;
+  cfg.fabric.topology = topology;
   cfg.fabric.colors = colors;
   cfg.fabric.queue_depth = queue_depth;
   cfg.fabric.scheduler = scheduler_named(scheduler);
   cfg.fabric.priority_split = priority_split;
   cfg.fabric.packet_mode = packet_mode;
-  cfg.fabric.packet_routing = packet_routing_named(packet_routing);
+  // Without a name: diagonal-first where the fabric has diagonals, else XY.
+  cfg.fabric.packet_routing =
+      packet_routing ? routing_named(*packet_routing, "packet_routing")
+                     : (topology.has_diagonals() ? PacketRouting::diag_first : PacketRouting::xy);
   cfg.threads = threads;
   cfg.watchdog = watchdog;
   return std::make_unique<Wafer>(cfg);
+}
+
+std::vector<Point> points_arg(const CArray<int64_t>& a, const char* name) {
+  if (a.ndim() != 2 || a.shape(1) != 2) {
+    throw ConfigError(std::string(name) + " must be an (n, 2) array of (row, col) points");
+  }
+  std::vector<Point> out(static_cast<size_t>(a.shape(0)));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = {a.data()[2 * i], a.data()[2 * i + 1]};
+  return out;
 }
 
 py::dict run_result(const sim::RunResult& r) {
@@ -108,34 +108,64 @@ py::dict collected(const sim::Collected& c) {
 
 void bind_fabric(py::module_& root) {
   py::module_ m = root.def_submodule("fabric", "routers, links, host ports and the cycle loop");
-  py::list names;
-  for (int d = 0; d < kNumDirs; ++d) names.append(dir_name(static_cast<Dir>(d)));
-  m.attr("DIRECTIONS") = py::tuple(names);
+  bind_topology(m);
 
   py::class_<Wafer>(m, "Wafer")
-      .def(py::init(&make_wafer), py::arg("rows"), py::arg("cols"), py::arg("diag_ne"),
-           py::arg("diag_nw"), py::arg("skip"), py::arg("loop"), py::arg("diag_hop_cycles"),
-           py::arg("colors"), py::arg("queue_depth"), py::arg("scheduler"),
-           py::arg("priority_split"), py::arg("packet_mode"), py::arg("packet_routing"),
-           py::arg("threads"), py::arg("watchdog"))
+      .def(py::init(&make_wafer), py::arg("topology"), py::kw_only(), py::arg("colors"),
+           py::arg("queue_depth"), py::arg("scheduler"), py::arg("priority_split"),
+           py::arg("packet_mode"), py::arg("packet_routing") = py::none(), py::arg("threads"),
+           py::arg("watchdog"))
+      .def_property_readonly("topology", [](const Wafer& w) { return w.fabric().topology(); })
+      .def_property_readonly("packet_routing", [](const Wafer& w) -> py::object {
+        const FabricConfig& c = w.fabric().config();
+        if (!c.packet_mode) return py::none();
+        return py::str(routing_name(c.packet_routing));
+      })
       // routes
       .def("set_route",
            [](Wafer& w, int64_t id, int color, DirMask dest, DirMask src) {
              w.fabric().set_route(router_arg(w, id), color, dest, src);
            })
-      .def("add_routes",
+      .def("add_routes",  // masks per router id, all or none (Fabric::add_routes)
            [](Wafer& w, int color, const CArray<uint32_t>& ids, const CArray<uint16_t>& dest,
-              const CArray<uint16_t>& src) {
+              const CArray<uint16_t>& src, bool allow_shared_source) {
              if (ids.size() != dest.size() || ids.size() != src.size()) {
                throw ConfigError("add_routes: ids, dest and src must have the same length");
              }
+             RouteMasks masks;
              for (py::ssize_t i = 0; i < ids.size(); ++i) {
-               w.fabric().add_route(router_arg(w, ids.data()[i]), color, dest.data()[i],
-                                    src.data()[i]);
+               RouterMasks& m = masks.at(router_arg(w, ids.data()[i]));
+               m.dest |= dest.data()[i];
+               m.src |= src.data()[i];
              }
+             w.fabric().add_routes(color, masks, allow_shared_source);
            },
            py::arg("color"), py::arg("ids").noconvert(), py::arg("dest").noconvert(),
-           py::arg("src").noconvert())
+           py::arg("src").noconvert(), py::kw_only(), py::arg("allow_shared_source"))
+      .def("route_path",  // a path of adjacent routers (route_paths.hpp), then add_routes
+           [](Wafer& w, int color, const CArray<int64_t>& points, bool allow_shared_source) {
+             const std::vector<Point> pts = points_arg(points, "path");
+             w.fabric().add_routes(color, path_route(w.fabric().topology(), color, pts),
+                                   allow_shared_source);
+           },
+           py::arg("color"), py::arg("points").noconvert(), py::kw_only(),
+           py::arg("allow_shared_source"))
+      .def("route_tree",  // a multicast tree of dimension-order branches [0301]
+           [](Wafer& w, int color, int64_t src_row, int64_t src_col, const CArray<int64_t>& dsts,
+              const std::string& algorithm) {
+             const std::vector<Point> to = points_arg(dsts, "dsts");
+             w.fabric().add_routes(color,
+                                   tree_route(w.fabric().topology(), color, {src_row, src_col},
+                                              to, routing_named(algorithm, "algorithm")),
+                                   false);
+           },
+           py::arg("color"), py::arg("src_row"), py::arg("src_col"), py::arg("dsts").noconvert(),
+           py::arg("algorithm"))
+      .def("routed_colors",  // bit k: color k has a route at one of the routers
+           [](const Wafer& w, const CArray<uint32_t>& ids) {
+             return w.fabric().routed_colors(view(ids));
+           },
+           py::arg("ids").noconvert())
       .def("route",
            [](const Wafer& w, int64_t id, int color) {
              return w.fabric().route(router_arg(w, id), color);
@@ -183,13 +213,6 @@ void bind_fabric(py::module_& root) {
              return d;
            })
       .def("check_routes", &Wafer::check_routes)
-      .def("usable_ports", [](const Wafer& w, int r, int c) { return w.fabric().usable_ports(r, c); })
-      .def("link_ports",
-           [](const Wafer& w, int r, int c) { return w.fabric().topology().link_ports(r, c); })
-      .def("neighbour",
-           [](const Wafer& w, int r, int c, int d) {
-             return w.fabric().topology().neighbour(r, c, port_arg(d));
-           })
       // host I/O
       .def("inject",
            [](Wafer& w, const CArray<uint32_t>& router, const CArray<uint8_t>& port,

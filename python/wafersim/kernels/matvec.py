@@ -176,10 +176,11 @@ def _load_grid(w: Wafer, mb: int, nb: int, dtype: str) -> None:
     ids = np.arange(R * C, dtype=np.uint32).reshape(R, C)
 
     def add(color, routers, dest, src):
-        routers = np.ascontiguousarray(routers, np.uint32).ravel()
+        routers = np.asarray(routers, np.int64).ravel()
         full = np.full(routers.shape, 0, np.uint16)
-        w._core.add_routes(color, routers, full + np.asarray(dest, np.uint16).ravel(),
-                           full + np.asarray(src, np.uint16).ravel())
+        w.add_routes(color, np.stack([routers // C, routers % C], axis=1),
+                     tx=full + np.asarray(dest, np.uint16).ravel(),
+                     rx=full + np.asarray(src, np.uint16).ravel())
 
     for k, color in enumerate(PSUM):  # PE (r, c) sends its partial sums east on PSUM[c % 2]
         senders = ids[:, k:C - 1:2]

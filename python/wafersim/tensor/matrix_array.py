@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+from .._extension import core
 from .._args import bool_arg, c_int
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, operand_bits, result_values
@@ -58,7 +58,7 @@ class MatrixArray:
         self.weight_signed = bool_arg("weight_signed", weight_signed)
         self.data_signed = bool_arg("data_signed", data_signed)
         self.lanes = lanes
-        self._a = _core.tensor.MatrixArray(rows, cols, lanes, dtype,
+        self._a = core.tensor.MatrixArray(rows, cols, lanes, dtype,
                                            self.weight_signed, self.data_signed)
         #: Statistics of the last :meth:`matmul`.
         self.stats: dict = {}

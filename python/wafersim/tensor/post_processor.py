@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+from .._extension import core
 from .._args import INT_MAX, int_arg
 from ..errors import ConfigError
 
@@ -16,5 +16,5 @@ def max_pool(fmap, kernel: int, stride: int) -> np.ndarray:
     a = np.asarray(fmap)
     if a.dtype != np.uint8 or a.ndim != 3:
         raise ConfigError(f"max_pool takes a (channels, height, width) uint8 map, got {a.dtype} {a.shape}")
-    return _core.tensor.max_pool(np.ascontiguousarray(a), int_arg("kernel", kernel, 1, INT_MAX),
+    return core.tensor.max_pool(np.ascontiguousarray(a), int_arg("kernel", kernel, 1, INT_MAX),
                                  int_arg("stride", stride, 1, INT_MAX))

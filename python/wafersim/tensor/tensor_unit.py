@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .. import _core
+from .._extension import core
 from .._args import INT_MAX, bool_arg, choice_arg, int_arg
 from ..errors import ConfigError
 from ._operands import bias_array, check_dtype, matrix_pair, result_values
@@ -94,7 +94,7 @@ class TensorUnit:
         check_config(config)
         self.config = config
         c = config
-        self._t = _core.tensor.TensorUnit(c.rows, c.cols, c.lanes, c.dtype, c.weight_signed,
+        self._t = core.tensor.TensorUnit(c.rows, c.cols, c.lanes, c.dtype, c.weight_signed,
                                           c.data_signed, c.input_queue_rows, c.sram_bytes,
                                           c.pipeline, c.mode)
         self.stats: dict = {}
@@ -103,7 +103,7 @@ class TensorUnit:
     @property
     def vector_engine(self) -> VectorEngine:
         """The unit's vector engine (registers, masks, SRAM after a layer)."""
-        return VectorEngine(_core_engine=self._t.vector_engine)
+        return VectorEngine.viewing(self._t.vector_engine)
 
     @property
     def counters(self) -> dict:

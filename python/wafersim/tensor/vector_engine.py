@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from .. import _core
+from .._extension import core
 from .._args import INT_MAX, choice_arg, index_arg, int_arg
 from ..asm import vector as vasm
 from ..errors import ConfigError, MemoryAccessError
@@ -38,11 +38,18 @@ class VectorEngine:
     ``pipeline="stagger"`` is Fig. 9; ``"parallel"`` runs L, A and S in one cycle [0115].
     """
 
-    def __init__(self, lanes: int = 96, *, sram_bytes: int = 64 * 1024, pipeline: str = "stagger",
-                 _core_engine=None):
-        self._v = _core_engine if _core_engine is not None else _core.tensor.VectorEngine(
+    def __init__(self, lanes: int = 96, *, sram_bytes: int = 64 * 1024, pipeline: str = "stagger"):
+        self._v = core.tensor.VectorEngine(
             int_arg("lanes", lanes, 1, 1024), int_arg("sram_bytes", sram_bytes, 0, 2**30),
             choice_arg("pipeline", pipeline, PIPELINES))
+
+    @classmethod
+    def viewing(cls, engine) -> "VectorEngine":
+        """A view of a vector engine that another object of the core owns (the one of a
+        :class:`wafersim.TensorUnit`, which returns it as ``vector_engine``)."""
+        view = cls.__new__(cls)
+        view._v = engine
+        return view
 
     lanes = property(lambda self: self._v.lanes)
 

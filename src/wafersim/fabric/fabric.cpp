@@ -28,6 +28,18 @@ std::string mask_names(DirMask m) {
   return s.empty() ? "{}" : "{" + s + "}";
 }
 
+// The directions of a mask as a list of names: ['E', 'N'].
+std::string mask_list(DirMask m) {
+  std::string s;
+  for (; m; m &= m - 1) {
+    if (!s.empty()) s += ", ";
+    s += "'";
+    s += dir_name(first_dir(m));
+    s += "'";
+  }
+  return "[" + s + "]";
+}
+
 }  // namespace
 
 std::string router_name(const Topology& t, uint32_t id) {
@@ -225,6 +237,39 @@ void Fabric::add_route(uint32_t id, int color, DirMask dest, DirMask src) {
   check_ports(id, color, dest, src);
   const auto [d0, s0] = route(id, color);
   apply_route(id, color, static_cast<DirMask>(d0 | dest), static_cast<DirMask>(s0 | src));
+}
+
+void Fabric::add_routes(int color, const RouteMasks& masks, bool allow_shared_source) {
+  for (const RouterMasks& m : masks.entries()) {
+    check_ports(m.id, color, m.dest, m.src);
+    const DirMask old_src = route(m.id, color).second;
+    const auto added = static_cast<DirMask>(m.src & ~old_src);
+    if (!allow_shared_source && old_src != 0 && added != 0) {
+      throw RouteError("color " + std::to_string(color) + " at router " +
+                       router_name(topology(), m.id) + " already comes from " +
+                       mask_list(old_src) + "; this route adds " + mask_list(added) +
+                       ": two active sources for one color [0302] (pass "
+                       "allow_shared_source=True if only one is active at a time)");
+    }
+  }
+  for (const RouterMasks& m : masks.entries()) {
+    const auto [d0, s0] = route(m.id, color);
+    apply_route(m.id, color, static_cast<DirMask>(d0 | m.dest), static_cast<DirMask>(s0 | m.src));
+  }
+}
+
+uint64_t Fabric::routed_colors(std::span<const uint32_t> ids) const {
+  if (config_.packet_mode) return 0;
+  const uint64_t fabric_colors = (uint64_t{1} << config_.colors) - 1;
+  uint64_t out = 0;
+  for (uint32_t id : ids) {
+    if (id >= routers_.size()) {
+      throw ConfigError("router id " + std::to_string(id) + " is outside the " +
+                        topology().describe());
+    }
+    out |= routers_[id].keys & fabric_colors;
+  }
+  return out;
 }
 
 std::pair<DirMask, DirMask> Fabric::route(uint32_t id, int color) const {

@@ -18,6 +18,7 @@
 #include "wafersim/fabric/packet_routing.hpp"
 #include "wafersim/fabric/queue_arena.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
+#include "wafersim/fabric/route_paths.hpp"
 #include "wafersim/fabric/route_switch.hpp"
 #include "wafersim/fabric/router.hpp"
 #include "wafersim/fabric/topology.hpp"
@@ -100,6 +101,13 @@ class Fabric {
   void set_route(uint32_t id, int color, DirMask dest, DirMask src);
   void add_route(uint32_t id, int color, DirMask dest, DirMask src);
   std::pair<DirMask, DirMask> route(uint32_t id, int color) const;
+  // Adds `masks` to the routes of `color`, all or none: every router's directions are
+  // checked first, and, unless `allow_shared_source`, that no router gets a second source
+  // for the color beside one it already has (only one may be active at a time [0302]; the
+  // caller who shares a source promises that). Throws RouteError / ConfigError.
+  void add_routes(int color, const RouteMasks& masks, bool allow_shared_source);
+  // The routable colors with a route at any of `ids` (bit k: color k); 0 in packet mode.
+  uint64_t routed_colors(std::span<const uint32_t> ids) const;
   // Removes every route of `color` (all colors when color < 0), and their switches; their
   // queues must be empty.
   void clear_routes(int color);

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "wafersim/fabric/direction.hpp"
 #include "wafersim/fabric/topology.hpp"
@@ -15,6 +16,13 @@
 namespace wafersim::fabric {
 
 enum class PacketRouting : uint8_t { xy, diag_first };
+// Their names, in the order of the enum.
+inline constexpr std::array<const char*, 2> kPacketRoutingNames = {"xy", "diag_first"};
+inline const char* routing_name(PacketRouting a) {
+  return kPacketRoutingNames[static_cast<size_t>(a)];
+}
+// The algorithm called `name`; ConfigError naming `parameter` and the names otherwise.
+PacketRouting routing_named(const std::string& name, const char* parameter);
 
 // Packet destinations pack (row, col) into 16 bits, so packet mode allows 256 x 256.
 inline constexpr int kMaxPacketSide = 256;

@@ -34,11 +34,43 @@ void Topology::validate() const {
   }
 }
 
+const TopologyKind& topology_kind(const std::string& name) {
+  std::string names;
+  for (const TopologyKind& k : kTopologyKinds) {
+    if (name == k.name) return k;
+    names += (names.empty() ? "" : ", ") + std::string(k.name);
+  }
+  throw ConfigError("topology must be one of " + names + ", got '" + name + "'");
+}
+
+const char* Topology::kind_name() const {
+  for (const TopologyKind& k : kTopologyKinds) {
+    if (k.diag_ne == diag_ne && k.diag_nw == diag_nw) return k.name;
+  }
+  return "mesh";  // unreachable: the four kinds cover both flags
+}
+
+std::optional<std::pair<uint32_t, Dir>> Topology::edge_port(int64_t r, int64_t c) const {
+  int64_t rr = 0, cc = 0;
+  Dir d = kE;
+  if (r >= 0 && r < rows && (c == -1 || c == cols)) {
+    rr = r;
+    cc = c == -1 ? 0 : cols - 1;
+    d = c == -1 ? kW : kE;
+  } else if (c >= 0 && c < cols && (r == -1 || r == rows)) {
+    rr = r == -1 ? 0 : rows - 1;
+    cc = c;
+    d = r == -1 ? kS : kN;
+  } else {
+    return std::nullopt;
+  }
+  const int ri = static_cast<int>(rr), ci = static_cast<int>(cc);
+  if (!is_edge(ri, ci, d)) return std::nullopt;
+  return std::pair{id(ri, ci), d};
+}
+
 std::string Topology::describe() const {
-  std::string s = std::to_string(rows) + "x" + std::to_string(cols) + " mesh";
-  if (diag_ne && diag_nw) s += "+diag";
-  else if (diag_ne) s += "+diag_ne";
-  else if (diag_nw) s += "+diag_nw";
+  std::string s = std::to_string(rows) + "x" + std::to_string(cols) + " " + kind_name();
   if (skip > 0) s += ", skip " + std::to_string(skip);
   if (loop) s += ", loop";
   return s;

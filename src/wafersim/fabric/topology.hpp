@@ -3,12 +3,31 @@
 // links of seed 003 (one family or both) [0032].
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "wafersim/fabric/direction.hpp"
 
 namespace wafersim::fabric {
+
+// The named kinds of topology (the Python API's `topology=`): which diagonal families a
+// mesh has [0032].
+struct TopologyKind {
+  const char* name;
+  bool diag_ne;
+  bool diag_nw;
+};
+inline constexpr std::array<TopologyKind, 4> kTopologyKinds = {{
+    {"mesh", false, false},
+    {"mesh+diag", true, true},
+    {"mesh+diag_ne", true, false},
+    {"mesh+diag_nw", false, true},
+}};
+// The kind called `name`; ConfigError listing the names otherwise.
+const TopologyKind& topology_kind(const std::string& name);
 
 struct Topology {
   int rows = 1;
@@ -23,6 +42,7 @@ struct Topology {
   void validate() const;
 
   int64_t size() const { return static_cast<int64_t>(rows) * cols; }
+  bool inside(int64_t r, int64_t c) const { return r >= 0 && r < rows && c >= 0 && c < cols; }
   uint32_t id(int r, int c) const { return static_cast<uint32_t>(r * cols + c); }
   // Signed id for neighbour(): keeps `cond ? at(r, c) : -1` from converting -1 to unsigned.
   int64_t at(int r, int c) const { return static_cast<int64_t>(r) * cols + c; }
@@ -63,10 +83,27 @@ struct Topology {
     return m;
   }
 
+  // The direction of a link from router (r0, c0) to router (r1, c1), mesh links first
+  // (E, W, N, S, then the diagonals, then skip links); nullopt when no link joins them.
+  std::optional<Dir> link_between(int r0, int c0, int r1, int c1) const {
+    if (!inside(r1, c1)) return std::nullopt;
+    for (int d = 0; d < kRamp; ++d) {
+      if (neighbour(r0, c0, static_cast<Dir>(d)) == at(r1, c1)) return static_cast<Dir>(d);
+    }
+    return std::nullopt;
+  }
+
+  // The edge port that a point one step outside the border names: (r, -1) is the W port of
+  // (r, 0), (rows, c) the N port of (rows - 1, c), and so on (seed 000's I/O couplings
+  // [0285]). nullopt for any other point, and where a loop link takes the place of the port.
+  std::optional<std::pair<uint32_t, Dir>> edge_port(int64_t r, int64_t c) const;
+
   // Cycles a wavelet takes on link `d` (the ramp and edge ports take one cycle too).
   int hop_cycles(Dir d) const { return is_diagonal(d) ? diag_hop_cycles : 1; }
 
-  std::string describe() const;
+  // The kind's name: "mesh", "mesh+diag", "mesh+diag_ne" or "mesh+diag_nw".
+  const char* kind_name() const;
+  std::string describe() const;  // "4x4 mesh+diag, skip 2, loop"
 };
 
 }  // namespace wafersim::fabric

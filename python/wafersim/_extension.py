@@ -1,5 +1,7 @@
-"""Loads the C++ core with its OpenMP threads waiting passively (docs/fabric.md, "Threads on
-a busy machine").
+"""The one door to the C++ core: every module of the package that needs the extension
+``wafersim._core`` takes it from here (``from ._extension import core``), and nothing else
+imports it. Loading it here also starts its OpenMP runtime with the threads waiting
+passively (docs/fabric.md, "Threads on a busy machine").
 
 A parallel phase ends in a barrier, and a cycle has two phases. By default an OpenMP
 runtime lets a thread that reaches a barrier spin for a while (libgomp: about 300,000

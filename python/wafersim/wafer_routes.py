@@ -114,12 +114,6 @@ class RouteHost:
         r, c = pts[:, 0].astype(np.int64), pts[:, 1].astype(np.int64)
         return np.ascontiguousarray(r * self.cols + c, dtype=np.uint32)
 
-    def _add_masks(self, color: int, masks: dict, allow_shared_source: bool) -> None:
-        """{(r, c): [dest, src]} through :meth:`add_routes`. Only for mapping/routes.py until
-        it calls add_routes itself; remove then (tests/test_core_door.py scans for it)."""
-        self.add_routes(color, list(masks), tx=[m[0] for m in masks.values()],
-                        rx=[m[1] for m in masks.values()], allow_shared_source=allow_shared_source)
-
     @staticmethod
     def _masks(value, name: str, n: int) -> np.ndarray:
         """Direction names or integer masks as one uint16 mask per router."""

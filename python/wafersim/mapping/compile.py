@@ -101,7 +101,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     if skip_depths == "balanced":
         skip_depths = balanced_skip_depths(dense, esize)
     deepest = max(skip_depths.values(), default=1)
-    data_bytes = (wafer._core.ce_config.data_bytes if wafer is not None else 32768)
+    data_bytes = (wafer.ce_config.data_bytes if wafer is not None else 32768)
     if blocks is None:
         shapes = choose_blocks(dense, esize, int(slots), data_bytes,
                                max_rows=(wafer.rows - r0) if wafer is not None else None,
@@ -120,7 +120,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         if r0 + height > wafer.rows or c0 + width > wafer.cols:
             raise ConfigError(f"the blocks need {height} x {width} PEs at origin {(r0, c0)}; the "
                               f"wafer is {wafer.rows} x {wafer.cols}")
-    cfg = wafer._core.ce_config
+    cfg = wafer.ce_config
     if cfg.microthreads < 8:
         raise ConfigError(f"the mapping uses 8 microthread entries; this wafer's CEs have "
                           f"{cfg.microthreads}")
@@ -141,13 +141,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     roles = mapping_roles(residual, branch, tuple(lowered_loss.head_roles))
     probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols,
                            lowered_loss)
-    taken = set()
-    for (r, c) in probe.routers():
-        rid = r * wafer.cols + c
-        for color in range(wafer.colors):
-            dest, src = wafer._core.route(rid, color)
-            if dest or src:
-                taken.add(color)
+    taken = set(wafer.routed_colors(sorted(probe.routers())))
     colors = allocate_colors(wafer.colors, taken, residual, branch, lowered_loss.head_roles)
     heads = lowered_loss.head_points(layer_blocks[-1]) if lowered_loss.has_head else []
     for p in [p for b in layer_blocks for p in b.points()] + heads:

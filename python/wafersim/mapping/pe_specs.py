@@ -66,7 +66,7 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
                   cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout,
                   act=activation_for(d.activation, d.act_module),
                   bias=d.has_bias, dtype=plan.dtype, slots=plan.slots,
-                  n_out_layer=d.n_out, qcap=plan.wafer._core.ce_config.input_queue_depth,
+                  n_out_layer=d.n_out, qcap=plan.wafer.ce_config.input_queue_depth,
                   optimizer=plan.optimizer_lowering,
                   loss=plan.loss_lowering if last and r == c else None,
                   a_in=a_in, d_col=col["D"],

@@ -131,7 +131,7 @@ class Plan:
 
     def _build_programs(self) -> None:
         cache: dict[str, Program] = {}
-        limit = self.wafer._core.ce_config.data_bytes
+        limit = self.wafer.ce_config.data_bytes
         esize = 4 if self.dtype == "fp32" else 2
         for b in self.layers:
             for r in range(b.rows):
@@ -161,7 +161,7 @@ class Plan:
             L = len(self.layers)
             sources = self.loss_lowering.head_sources(
                 self.layers[-1], self.colors, self.dtype,
-                self.wafer._core.ce_config.input_queue_depth, self.colors[f"A{L % 2}"],
+                self.wafer.ce_config.input_queue_depth, self.colors[f"A{L % 2}"],
                 self.colors[f"J{L % 2}"])
             for p, src in sources.items():
                 try:
@@ -224,7 +224,7 @@ class Plan:
         cache = self.__dict__.setdefault("_pass_cache", {})
         if point not in cache:
             prog, spec = self.programs[point], self.specs.get(point)
-            n = self.wafer._core.ce_config.max_instructions
+            n = self.wafer.ce_config.max_instructions
             m = np.full(n, PASSES.index("control"), np.int8)
             fw, dl, ch = (PASSES.index(k) for k in ("forward", "delta", "chain"))
             tasks = {} if spec is None else {spec.a_in: fw, T.F_CLOSE: fw, T.F_CLOSE_END: fw, T.F_SENT: fw, T.FIN2: fw,
@@ -252,7 +252,7 @@ class Plan:
     def load(self) -> None:
         """Programs, routes, weights from the model, and each PE's ``main`` task run."""
         w = self.wafer
-        w._core.set_ce_profile(True)  # busy cycles per instruction: per-pass statistics
+        w.ce_profile = True  # busy cycles per instruction: per-pass statistics
         for p, prog in self.programs.items():
             w.pe(*p).load(prog)
         self.routes.apply(w)
@@ -402,7 +402,7 @@ class Plan:
         mem = self.memory()
         top = max(mem.values(), key=lambda m: m["data_bytes"])
         lines.append(f"  peak PE memory: {top['data_bytes']} of "
-                     f"{w._core.ce_config.data_bytes} data bytes, up to "
+                     f"{w.ce_config.data_bytes} data bytes, up to "
                      f"{max(m['instructions'] for m in mem.values())} instructions")
         lines.append("  colors: " + ", ".join(f"{k}={v} ({ROLE_NAMES[k]})"
                                               for k, v in self.colors.items()))

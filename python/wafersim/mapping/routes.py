@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..errors import RouteError
-from ..layout import DIR_INDEX
 from .placement import LayerBlock, branch_blocks
 
 __all__ = ["RouteTable", "mapping_routes"]
@@ -66,10 +65,9 @@ class RouteTable:
         colors from another direction)."""
         self.check()
         for color, routers in sorted(self.table.items()):
-            masks = {}
-            for p, (rx, tx) in routers.items():
-                masks[p] = [sum(1 << DIR_INDEX[d] for d in tx), sum(1 << DIR_INDEX[d] for d in rx)]
-            wafer._add_masks(color, masks, False)
+            points = list(routers)
+            wafer.add_routes(color, points, rx=[set(routers[p][0]) for p in points],
+                             tx=[set(routers[p][1]) for p in points])
 
 
 def _row(r: int, c0: int, c1: int) -> list[tuple[int, int]]:

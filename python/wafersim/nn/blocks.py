@@ -17,7 +17,10 @@ def block_layers(f, owner: str, name: str) -> Sequential:
     if isinstance(f, Linear):
         f = Sequential(f)
     elif isinstance(f, (list, tuple)):
-        f = Sequential(*f)
+        try:
+            f = Sequential(*f)
+        except ConfigError as e:
+            raise ConfigError(f"{owner}: {name}: {e}") from None
     if not isinstance(f, Sequential):
         raise ConfigError(f"{owner}: {name} must be a Linear, a list of layers or a "
                           f"Sequential, got {type(f).__name__}")
@@ -25,4 +28,7 @@ def block_layers(f, owner: str, name: str) -> Sequential:
         if not isinstance(layer, (Linear, Activation)):
             raise ConfigError(f"{owner}: layer {i} of {name} is {layer!r}; {name} holds Linear "
                               "and activation layers only (no nested Residual or TwoBranch)")
+    if not any(isinstance(layer, Linear) for layer in f):
+        raise ConfigError(f"{owner}: {name} has no Linear layer; a path inside a block needs "
+                          "at least one")
     return f

@@ -28,13 +28,13 @@ class CrossEntropyLoss(Loss):
                  label_smoothing: float = 0.0):
         if weight is not None:
             raise ConfigError("CrossEntropyLoss: weight= (class weights) is not mapped")
-        if ignore_index != -100:
+        if not (_whole(ignore_index) and ignore_index == -100):
             raise ConfigError(f"CrossEntropyLoss: ignore_index={ignore_index!r} is not mapped "
                               "(only torch's default, -100, which no class index reaches)")
-        if reduction != "mean":
+        if not (isinstance(reduction, str) and reduction == "mean"):
             raise ConfigError(f"CrossEntropyLoss: only reduction='mean' is mapped (got "
                               f"{reduction!r})")
-        if label_smoothing != 0:
+        if not (_real(label_smoothing) and label_smoothing == 0):
             raise ConfigError(f"CrossEntropyLoss: label_smoothing={label_smoothing!r} is not "
                               "mapped (only 0)")
         self.reduction = reduction
@@ -58,3 +58,11 @@ class CrossEntropyLoss(Loss):
         m = z.max(axis=1, keepdims=True)
         lse = m[:, 0] + np.log(np.exp(z - m).sum(axis=1))
         return float(np.mean(lse - z[np.arange(len(z)), y]))
+
+
+def _whole(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))

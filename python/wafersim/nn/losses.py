@@ -35,7 +35,7 @@ class MSELoss(Loss):
     name = "mse"
 
     def __init__(self, reduction: str = "mean"):
-        if reduction != "mean":
+        if not (isinstance(reduction, str) and reduction == "mean"):
             raise ConfigError(f"MSELoss: only reduction='mean' is mapped (got {reduction!r})")
         self.reduction = reduction
 

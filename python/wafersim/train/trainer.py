@@ -118,7 +118,7 @@ class Trainer:
         self._grad_dirty = False      # delta() ran, chain() did not
         self.stats_ = TrainStats(plan)
         if timeline:
-            plan.wafer._core.set_ce_trace(True)
+            plan.wafer.ce_trace = True
         self._configure_numerics()
         self._clear_gradients(state=True)
 

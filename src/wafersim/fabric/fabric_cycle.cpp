@@ -76,17 +76,26 @@ class Fabric::RowPass : RowFrame {
   }
 
   // Phase A for the routers set in `active`; true if a wavelet went on a link.
-  bool send_all(const uint64_t* active);
+  bool send_all(const uint64_t* active) {
+    return switched_ ? send_rows<true>(active) : send_rows<false>(active);
+  }
   // Phase B for the routers set in `active` or receiving; see Fabric::phase_b_row.
   uint32_t receive_all(const uint64_t* active, uint64_t* next_active, uint32_t& next_count);
 
  private:
+  // Phase A's row loop. kHolds: the fabric has switches, whose positions may hold senders
+  // (without any, the loop is the one it was before switches held anything).
+  template <bool kHolds>
+  bool send_rows(const uint64_t* active);
   // Helpers are inlined into the row loops: they run for every router of the row.
+  // `switched`: the switched colors the router carries (0 unless kHolds).
+  template <bool kHolds>
   [[gnu::always_inline]] void send(Router& rt, uint32_t id, int col, uint64_t switched);
   [[gnu::always_inline]] void post(Dir o, uint32_t id, int col);
   [[gnu::always_inline]] uint64_t stall_toward(const Router& rt, uint32_t id, Dir o) const;
   [[gnu::always_inline]] unsigned pick(const Router& rt, const QueueSlot* slots,
                                        uint64_t candidates, Dir o) const;
+  template <bool kHolds>
   [[gnu::always_inline]] void step_endpoint(const Router& rt, uint32_t id, PortAttachment& a,
                                             Dir port, uint64_t switched);
   // Switched colors (among `colors`) whose switch holds what comes from the sender:
@@ -213,6 +222,7 @@ inline void Fabric::RowPass::post(Dir o, uint32_t id, int col) {
 
 // One router's schedulers (phase A): at most one wavelet per output direction [0315],
 // chosen independently per direction [0319].
+template <bool kHolds>
 inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col, uint64_t switched) {
   rt.out_cycle = cycle_;
   rt.out_valid = 0;
@@ -236,7 +246,9 @@ inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col, uint64_t swi
       if (!(seen & bit(o))) {
         seen |= bit(o);
         stall[o] = stall_toward(rt, id, o);
-        if (switched) [[unlikely]] stall[o] |= held_toward(rt, id, o, switched);
+        if constexpr (kHolds) {
+          if (switched) stall[o] |= held_toward(rt, id, o, switched);
+        }
         candidates[o] = 0;
       }
       if ((stall[o] >> s.key) & 1u) continue;
@@ -288,12 +300,15 @@ inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col, uint64_t swi
   }
 }
 
+template <bool kHolds>
 inline void Fabric::RowPass::step_endpoint(const Router& rt, uint32_t id, PortAttachment& a,
                                            Dir port, uint64_t switched) {
   if (a.endpoint == nullptr) return;  // an idle endpoint's step is cheap: no idle() call
   // The router's stall toward this port, per color, and what its switches hold.
   ColorMask stall = stall_out_[id];
-  if (switched) [[unlikely]] stall |= held_from(rt, port, switched);
+  if constexpr (kHolds) {
+    if (switched) stall |= held_from(rt, port, switched);
+  }
   Wavelet w;
   const RampStep step =
       a.host ? a.host->step(cycle_, stall, w) : a.endpoint->step(cycle_, stall, w);
@@ -308,7 +323,8 @@ inline void Fabric::RowPass::step_endpoint(const Router& rt, uint32_t id, PortAt
   a.offer_cycle = cycle_;
 }
 
-bool Fabric::RowPass::send_all(const uint64_t* active) {
+template <bool kHolds>
+bool Fabric::RowPass::send_rows(const uint64_t* active) {
   Fabric& f = f_;
   const Topology& t = f.topology();
   for (int d = 0; d < kNumDirs; ++d) {
@@ -331,14 +347,14 @@ bool Fabric::RowPass::send_all(const uint64_t* active) {
       const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
       const uint32_t id = row_base_ + static_cast<uint32_t>(col);
       Router& rt = routers_[id];
-      const uint64_t switched = rt.keys & switched_;  // 0 on colors without switches
-      send(rt, id, col, switched);
+      const uint64_t switched = kHolds ? rt.keys & switched_ : 0;
+      send<kHolds>(rt, id, col, switched);
       // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
       // A sleeping one only counts, later.
-      if (!asleep(id)) step_endpoint(rt, id, rt.ramp, kRamp, switched);
+      if (!asleep(id)) step_endpoint<kHolds>(rt, id, rt.ramp, kRamp, switched);
       for (uint8_t e = rt.edge_ports; e; e &= static_cast<uint8_t>(e - 1)) {
         const Dir d = first_dir(e);
-        step_endpoint(rt, id, *f.attachment(id, d), d, switched);
+        step_endpoint<kHolds>(rt, id, *f.attachment(id, d), d, switched);
       }
     }
   }

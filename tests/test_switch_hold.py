@@ -271,3 +271,24 @@ def test_deadlock_report_finds_a_wait_cycle_through_a_switch_hold():
     assert "waits for color 9, which PE (0, 1) sends" in cycle
     assert ("waits to send color 6, which router (0, 1)'s switch holds until a control "
             "wavelet of color 6 moves it, which PE (0, 0) sends") in cycle
+
+
+def test_a_multicast_head_goes_out_its_other_directions_while_one_is_held_0319():
+    """(0, 1) copies color C east and north [0318]; (0, 2)'s switch holds the east copy
+    until the control wavelet released at (0, 2) in cycle 20 is queued there. The north
+    copies leave at once; the head stays (Sent [0319]) until its east copy leaves too, so
+    the second wavelet follows only then."""
+    w = ws.Wafer(2, 3)
+    w.router(0, 0).set_route(C, rx=["RAMP"], tx=["E"])
+    w.router(0, 1).set_route(C, rx=["W"], tx=["E", "N"])
+    w.router(1, 1).set_route(C, rx=["S"], tx=["RAMP"])
+    w.router(0, 2).set_route(C, rx=["RAMP"], tx=["RAMP"])
+    w.router(0, 2).set_switch(C, [{"rx": ["W"]}])
+    w.inject((0, 0), C, data=[1, 2])
+    w.send_control((0, 2), C, ["advance"], switch_only=True, cycle=20)
+    w.run()
+    north, east = w.collect((1, 1)), w.collect((0, 2))
+    # 1 is queued at (0, 1) at the end of 1 and goes north in 2 (delivered at (1, 1) in 3);
+    # its east copy goes in 21, after the switch moved at the end of 20; 2 follows in 22
+    assert north.data.tolist() == [1, 2] and north.arrived.tolist() == [3, 23]
+    assert east.data.tolist() == [1, 2] and east.arrived.tolist() == [22, 23]

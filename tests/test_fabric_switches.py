@@ -204,8 +204,10 @@ def test_an_rx_position_changes_where_the_color_may_come_from():
     a = w.collect((0, 1))
     assert (a.data & 0xFFFF).tolist() == [1, 0, 2] and a.ctrl.tolist() == [False, True, False]
     assert w.router(0, 1).switch_position(C) == 1
-    w.inject((0, 0), C, data=3)  # the west is no longer a source
-    with pytest.raises(ws.RouteError, match=r"\(0, 1\) from W, which is not a source"):
+    # the west is a source only in position 0 now: its sender is held, not refused
+    # (tests/test_switch_hold.py)
+    w.inject((0, 0), C, data=3)
+    with pytest.raises(ws.DeadlockError, match=r"router \(0, 1\) color 6 from W: router \(0, 0\)"):
         w.run()
 
 

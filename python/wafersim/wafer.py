@@ -122,14 +122,17 @@ class RouterView:
 
     def switch(self, color: int) -> dict | None:
         """The switch of ``color`` here (None without one): its ``positions`` as given,
-        ``ring``, ``start``, the ``position`` the next forwarded wavelet uses, and the
-        (rx, tx) of every position (``routes``, position 0 first)."""
+        ``ring``, ``start``, the ``position`` the next forwarded wavelet uses, the
+        ``arrival_position`` that decides where wavelets may come from, the directions
+        ``held`` now (a source in another position, not in the arrival position: their
+        senders wait), and the (rx, tx) of every position (``routes``, position 0 first)."""
         st = self._w._core.switch_state(self._id, self._w._fabric_color(color))
         if st is None:
             return None
         positions = [{"rx" if r else "tx": _names(m)} for r, m in zip(st["rx"], st["masks"])]
         return {"positions": positions, "ring": bool(st["ring"]), "start": int(st["start"]),
                 "position": int(st["position"]),
+                "arrival_position": int(st["arrival_position"]), "held": _names(st["held"]),
                 "routes": [(_names(s), _names(d)) for d, s in zip(st["dest"], st["src"])]}
 
     def switch_position(self, color: int) -> int:

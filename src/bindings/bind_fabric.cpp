@@ -210,6 +210,7 @@ void bind_fabric(py::module_& root) {
              d["start"] = sw->start;
              d["position"] = sw->pos_out;
              d["arrival_position"] = sw->pos_in;
+             d["held"] = w.fabric().slot(router_arg(w, id), static_cast<unsigned>(color)).hold;
              return d;
            })
       .def("check_routes", &Wafer::check_routes)

@@ -61,6 +61,24 @@ void fail_missing_endpoint(CycleCounters& counters) {
       "internal error (please report): delivery to a missing endpoint", ErrorCategory::internal)));
 }
 
+void fail_switched_arrival(CycleCounters& counters, const Topology& t, uint32_t id,
+                           const Wavelet& w, Dir from, const RouteSwitch& sw) {
+  const std::string head = "a wavelet of color " + std::to_string(w.color) + " arrived at router " +
+                           router_name(t, id) + " from " + dir_name(from) + ", which ";
+  if (!(sw.src_any & bit(from))) {
+    counters.fail(std::make_exception_ptr(RouteError(
+        head + "is not a source (Src) of that color there in any position of its switch")));
+    return;
+  }
+  // Senders are held from a direction the position does not take; only a wavelet already
+  // on a 2-cycle link when the switch moved away gets here.
+  counters.fail(std::make_exception_ptr(RouteError(
+      head + "its switch's position " + std::to_string(sw.pos_in) + " does not take (" +
+      dir_name(from) + " is a source in position(s) " + position_list(sw.positions_taking(from)) +
+      "): it left on a 2-cycle link before the switch moved away from that direction, and a "
+      "sender sees a switch move one cycle late (docs/fabric.md, \"Switches\")")));
+}
+
 void fail_switch_command(CycleCounters& counters, const Topology& t, uint32_t id,
                          const Wavelet& w) {
   counters.fail(std::make_exception_ptr(RouteError(

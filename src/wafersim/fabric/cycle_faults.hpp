@@ -7,6 +7,7 @@
 
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/route_switch.hpp"
 #include "wafersim/fabric/topology.hpp"
 #include "wafersim/fabric/wavelet.hpp"
 
@@ -26,6 +27,13 @@ enum class EnqueueFault : uint8_t { no_route, not_a_source, two_sources, overflo
                                              uint32_t id, Dir port, unsigned color, int colors);
 
 [[gnu::cold, gnu::noinline]] void fail_missing_endpoint(CycleCounters& counters);
+
+// A wavelet of a switched color arrived from a direction its switch's arrival position
+// does not take (and no other wavelet of the color arrived this cycle).
+[[gnu::cold, gnu::noinline]] void fail_switched_arrival(CycleCounters& counters,
+                                                        const Topology& t, uint32_t id,
+                                                        const Wavelet& w, Dir from,
+                                                        const RouteSwitch& sw);
 
 // A control wavelet carried the reserved switch command to a router with a switch.
 [[gnu::cold, gnu::noinline]] void fail_switch_command(CycleCounters& counters, const Topology& t,

@@ -217,6 +217,7 @@ void Fabric::apply_route(uint32_t id, int color, DirMask dest, DirMask src) {
     sw->rebuild(dest, src);
     s.dest = sw->dest[sw->pos_out];
     s.src = sw->src[sw->pos_in];
+    s.hold = sw->held(sw->pos_in);
     return;
   }
   if (s.count != 0 && (s.dest != dest)) {

@@ -62,6 +62,7 @@ class Fabric::RowPass : RowFrame {
         capacity_(f.capacity_),
         threshold_(f.stall_threshold()),
         slow_links_(f.topology().diag_hop_cycles == 2 ? kDiagonals : DirMask{0}),
+        switched_(f.switched_colors_),
         sleep_from_(f.sleep_from_.data()) {
     const Topology& t = f.topology();
     for (int d = 0; d < kNumDirs; ++d) {
@@ -75,18 +76,34 @@ class Fabric::RowPass : RowFrame {
   }
 
   // Phase A for the routers set in `active`; true if a wavelet went on a link.
-  bool send_all(const uint64_t* active);
+  bool send_all(const uint64_t* active) {
+    return switched_ ? send_rows<true>(active) : send_rows<false>(active);
+  }
   // Phase B for the routers set in `active` or receiving; see Fabric::phase_b_row.
   uint32_t receive_all(const uint64_t* active, uint64_t* next_active, uint32_t& next_count);
 
  private:
+  // Phase A's row loop. kHolds: the fabric has switches, whose positions may hold senders
+  // (without any, the loop is the one it was before switches held anything).
+  template <bool kHolds>
+  bool send_rows(const uint64_t* active);
   // Helpers are inlined into the row loops: they run for every router of the row.
-  [[gnu::always_inline]] void send(Router& rt, uint32_t id, int col);
+  // `switched`: the switched colors the router carries (0 unless kHolds).
+  template <bool kHolds>
+  [[gnu::always_inline]] void send(Router& rt, uint32_t id, int col, uint64_t switched);
   [[gnu::always_inline]] void post(Dir o, uint32_t id, int col);
   [[gnu::always_inline]] uint64_t stall_toward(const Router& rt, uint32_t id, Dir o) const;
   [[gnu::always_inline]] unsigned pick(const Router& rt, const QueueSlot* slots,
                                        uint64_t candidates, Dir o) const;
-  [[gnu::always_inline]] void step_endpoint(uint32_t id, PortAttachment& a, Dir port);
+  template <bool kHolds>
+  [[gnu::always_inline]] void step_endpoint(const Router& rt, uint32_t id, PortAttachment& a,
+                                            Dir port, uint64_t switched);
+  // Switched colors (among `colors`) whose switch holds what comes from the sender:
+  // across link `o` (the receiver's switch), or from this router's endpoint on `port`.
+  // Off the fast path: called only for routers that carry a switched color.
+  [[gnu::noinline]] uint64_t held_toward(const Router& rt, uint32_t id, Dir o,
+                                         uint64_t colors) const;
+  [[gnu::noinline]] uint64_t held_from(const Router& rt, Dir port, uint64_t colors) const;
   [[gnu::always_inline]] bool receive(Router& rt, uint32_t id, DirMask arrivals);
   [[gnu::always_inline]] void enqueue(Router& rt, uint32_t id, const Wavelet& w,
                                       Dir from, uint64_t& arrived, uint8_t* arrived_from);
@@ -95,6 +112,8 @@ class Fabric::RowPass : RowFrame {
   // switched color was queued, or a switched color's head leaves.
   [[gnu::noinline]] void switch_arrival(QueueSlot& s, uint32_t id, const Wavelet& w);
   [[gnu::noinline]] void switch_departure(QueueSlot& s, const Wavelet& head);
+  [[gnu::noinline]] void refuse_switched(const QueueSlot& s, uint32_t id, const Wavelet& w,
+                                         Dir from, bool another, Dir other);
   [[gnu::always_inline]] void finish_endpoint(PortAttachment& a);
   // Sleeping ramp endpoints (Fabric::asleep_from).
   [[gnu::always_inline]] bool asleep(uint32_t id) const { return sleep_from_[id] != kNever; }
@@ -104,6 +123,7 @@ class Fabric::RowPass : RowFrame {
   const int capacity_;
   const int threshold_;       // a queue holding more stalls its sources [0333]
   const DirMask slow_links_;  // diagonal directions when their hops take 2 cycles
+  const uint64_t switched_;   // colors with a switch somewhere (Fabric::switched_colors)
   bool links_used_ = false;
   uint64_t* const sleep_from_;  // the fabric's, by router id
   // The counters the per-router work bumps, kept in the pass (registers, one cache line per
@@ -148,6 +168,34 @@ inline uint64_t Fabric::RowPass::stall_toward(const Router& rt, uint32_t id,
   return stall_out_[static_cast<int64_t>(id) + delta_[o]];
 }
 
+// A sender whose direction the receiver's switch position does not take is held: the
+// color counts as stalled toward it. Like the stall bits, the arrival position comes from
+// the end of the previous cycle (it moves in phase B), so the hold lifts one cycle after
+// the control wavelet that moves the switch was queued.
+uint64_t Fabric::RowPass::held_toward(const Router& rt, uint32_t id, Dir o,
+                                      uint64_t colors) const {
+  if (!(rt.links & bit(o))) return 0;  // toward an endpoint: no switch there
+  const Router& nb = routers_[static_cast<int64_t>(id) + delta_[o]];
+  const DirMask in = bit(opposite(o));
+  uint64_t held = 0;
+  for (uint64_t m = colors & nb.keys; m; m &= m - 1) {
+    const unsigned c = static_cast<unsigned>(std::countr_zero(m));
+    if (slots_[nb.slot_base + rank_below(nb.keys, c)].hold & in) held |= uint64_t{1} << c;
+  }
+  return held;
+}
+
+uint64_t Fabric::RowPass::held_from(const Router& rt, Dir port, uint64_t colors) const {
+  uint64_t held = 0;
+  for (uint64_t m = colors; m; m &= m - 1) {
+    const unsigned c = static_cast<unsigned>(std::countr_zero(m));
+    if (slots_[rt.slot_base + rank_below(rt.keys, c)].hold & bit(port)) {
+      held |= uint64_t{1} << c;
+    }
+  }
+  return held;
+}
+
 // The scheduler of output `o`: candidates are slot positions (slots are in color order, so
 // cycling over positions cycles over colors) [0320].
 inline unsigned Fabric::RowPass::pick(const Router& rt, const QueueSlot* slots,
@@ -174,7 +222,8 @@ inline void Fabric::RowPass::post(Dir o, uint32_t id, int col) {
 
 // One router's schedulers (phase A): at most one wavelet per output direction [0315],
 // chosen independently per direction [0319].
-inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col) {
+template <bool kHolds>
+inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col, uint64_t switched) {
   rt.out_cycle = cycle_;
   rt.out_valid = 0;
   if (rt.busy == 0) return;
@@ -197,6 +246,9 @@ inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col) {
       if (!(seen & bit(o))) {
         seen |= bit(o);
         stall[o] = stall_toward(rt, id, o);
+        if constexpr (kHolds) {
+          if (switched) stall[o] |= held_toward(rt, id, o, switched);
+        }
         candidates[o] = 0;
       }
       if ((stall[o] >> s.key) & 1u) continue;
@@ -248,10 +300,15 @@ inline void Fabric::RowPass::send(Router& rt, uint32_t id, int col) {
   }
 }
 
-inline void Fabric::RowPass::step_endpoint(uint32_t id, PortAttachment& a, Dir port) {
+template <bool kHolds>
+inline void Fabric::RowPass::step_endpoint(const Router& rt, uint32_t id, PortAttachment& a,
+                                           Dir port, uint64_t switched) {
   if (a.endpoint == nullptr) return;  // an idle endpoint's step is cheap: no idle() call
-  // The router's stall toward this port, per color.
-  const ColorMask stall = stall_out_[id];
+  // The router's stall toward this port, per color, and what its switches hold.
+  ColorMask stall = stall_out_[id];
+  if constexpr (kHolds) {
+    if (switched) stall |= held_from(rt, port, switched);
+  }
   Wavelet w;
   const RampStep step =
       a.host ? a.host->step(cycle_, stall, w) : a.endpoint->step(cycle_, stall, w);
@@ -266,7 +323,8 @@ inline void Fabric::RowPass::step_endpoint(uint32_t id, PortAttachment& a, Dir p
   a.offer_cycle = cycle_;
 }
 
-bool Fabric::RowPass::send_all(const uint64_t* active) {
+template <bool kHolds>
+bool Fabric::RowPass::send_rows(const uint64_t* active) {
   Fabric& f = f_;
   const Topology& t = f.topology();
   for (int d = 0; d < kNumDirs; ++d) {
@@ -289,13 +347,14 @@ bool Fabric::RowPass::send_all(const uint64_t* active) {
       const int col = static_cast<int>(wi * 64) + std::countr_zero(m);
       const uint32_t id = row_base_ + static_cast<uint32_t>(col);
       Router& rt = routers_[id];
-      send(rt, id, col);
+      const uint64_t switched = kHolds ? rt.keys & switched_ : 0;
+      send<kHolds>(rt, id, col, switched);
       // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
       // A sleeping one only counts, later.
-      if (!asleep(id)) step_endpoint(id, rt.ramp, kRamp);
+      if (!asleep(id)) step_endpoint<kHolds>(rt, id, rt.ramp, kRamp, switched);
       for (uint8_t e = rt.edge_ports; e; e &= static_cast<uint8_t>(e - 1)) {
         const Dir d = first_dir(e);
-        step_endpoint(id, *f.attachment(id, d), d);
+        step_endpoint<kHolds>(rt, id, *f.attachment(id, d), d, switched);
       }
     }
   }
@@ -314,7 +373,14 @@ inline void Fabric::RowPass::enqueue(Router& rt, uint32_t id, const Wavelet& w, 
   const uint32_t index = rt.slot_base + i;
   QueueSlot& s = slots_[index];
   if (!(s.src & bit(from))) [[unlikely]] {
-    fail_enqueue(counters_, EnqueueFault::not_a_source, f_.topology(), id, w, from, from, false, key);
+    if (s.switch_id != kNoSwitch) {
+      const bool another = (arrived >> i) & 1u;
+      refuse_switched(s, id, w, from, another,
+                      another ? static_cast<Dir>(arrived_from[i]) : from);
+    } else {
+      fail_enqueue(counters_, EnqueueFault::not_a_source, f_.topology(), id, w, from, from,
+                   false, key);
+    }
     return;
   }
   if ((arrived >> i) & 1u) [[unlikely]] {
@@ -351,6 +417,22 @@ void Fabric::RowPass::switch_arrival(QueueSlot& s, uint32_t id, const Wavelet& w
   }
   sw.pos_in = sw.next(sw.pos_in, command);
   s.src = sw.src[sw.pos_in];
+  s.hold = sw.held(sw.pos_in);
+}
+
+// A wavelet of a switched color from a direction its arrival position does not take.
+// Senders are held from such directions, so it is one of: a second arrival of the color
+// this cycle, after a control wavelet that came first moved the switch [0302]; a wavelet
+// that was on a 2-cycle link when the switch moved away from its direction; or one from a
+// direction that no position takes.
+void Fabric::RowPass::refuse_switched(const QueueSlot& s, uint32_t id, const Wavelet& w,
+                                      Dir from, bool another, Dir other) {
+  if (another) {
+    fail_enqueue(counters_, EnqueueFault::two_sources, f_.topology(), id, w, from, other, false,
+                 s.key);
+    return;
+  }
+  fail_switched_arrival(counters_, f_.topology(), id, w, from, f_.switches_[s.switch_id]);
 }
 
 // The head went to every Dest direction of the position in force; a control wavelet then

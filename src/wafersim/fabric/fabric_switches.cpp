@@ -74,6 +74,7 @@ void Fabric::set_switch(uint32_t id, int color, std::span<const SwitchPosition> 
   switches_[slot.switch_id] = sw;
   slot.dest = sw.dest[sw.pos_out];
   slot.src = sw.src[sw.pos_in];
+  slot.hold = sw.held(sw.pos_in);
   recompute_switched_colors(switches_, switched_colors_);
   ++routes_version_;
 }
@@ -92,7 +93,7 @@ void Fabric::clear_switch(uint32_t id, int color) {
   }
   slot.dest = sw->dest[0];
   slot.src = sw->src[0];
-  drop_switch(slot);
+  drop_switch(slot);  // (and its hold)
   ++routes_version_;
 }
 
@@ -100,6 +101,7 @@ void Fabric::drop_switch(QueueSlot& s) {
   if (s.switch_id == kNoSwitch) return;
   switches_[s.switch_id].router = kNoSwitch;
   s.switch_id = kNoSwitch;
+  s.hold = 0;
   recompute_switched_colors(switches_, switched_colors_);
 }
 

@@ -67,6 +67,7 @@ class alignas(64) HostPort final : public RampEndpoint {
     return ready_ != 0 || next_release_ == kNoRelease ? cycle : next_release_;
   }
   std::string describe() const override;
+  ColorMask offering() const override { return pending_colors(); }
 
   // Where, beyond this object's first two cache lines, the next step() most likely reads:
   // the FIFO of the earliest pending wavelet and that wavelet (nullptr: none pending). For

@@ -85,6 +85,10 @@ class RampEndpoint {
   // For deadlock reports: what it waits to send or receive (default: nothing). Only called
   // when the watchdog fires, never in the cycle loop.
   virtual void waits(std::vector<EndpointWait>& /*out*/) const {}
+
+  // For deadlock reports: the colors it has a wavelet of waiting to enter the router
+  // (default: none known). Never called in the cycle loop.
+  virtual ColorMask offering() const { return 0; }
 };
 
 }  // namespace wafersim::fabric

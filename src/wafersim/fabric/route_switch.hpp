@@ -10,6 +10,11 @@
 // command at data bits 17+2h:16+2h. Advance moves to the next position (from the last
 // one back to 0 in ring mode, else it stays), reset goes to position 0.
 //
+// Hold: a wavelet of the color whose direction is a Src in another position but not in
+// the arrival position is not taken in; its sender sees the color stalled (QueueSlot::hold)
+// until the switch moves to a position that takes it. A direction that no position takes
+// is not held: a wavelet from it raises RouteError, as on a color without a switch.
+//
 // Timing: the wavelet is forwarded with the position in force when it arrives, and the
 // switch moves afterwards. A router keeps two positions: `pos_in` checks where arrivals
 // come from and moves when a control wavelet is queued; `pos_out` gives the Dest and moves
@@ -19,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "wafersim/fabric/direction.hpp"
 #include "wafersim/fabric/wavelet.hpp"
@@ -57,6 +63,9 @@ struct RouteSwitch {
   std::array<SwitchPosition, kMaxSwitchPositions> positions{};
   // Masks of each position, accumulated from position 0 (the route).
   std::array<DirMask, kMaxSwitchPositions + 1> dest{}, src{};
+  DirMask src_any = 0;  // Src of some position
+  // Directions held in position `pos`: a Src of another position, not of this one.
+  DirMask held(uint8_t pos) const { return static_cast<DirMask>(src_any & ~src[pos]); }
   // Counter: wavelets forwarded (sent to every Dest direction) in each position.
   std::array<uint64_t, kMaxSwitchPositions + 1> forwarded{};
 
@@ -69,8 +78,19 @@ struct RouteSwitch {
     if (pos < last) return static_cast<uint8_t>(pos + 1);
     return ring ? 0 : last;
   }
+  // The positions (bit p: position p) whose Src takes direction `d`.
+  unsigned positions_taking(Dir d) const {
+    unsigned m = 0;
+    for (int p = 0; p <= last; ++p) {
+      if (src[static_cast<size_t>(p)] & bit(d)) m |= 1u << p;
+    }
+    return m;
+  }
   DirMask dest_union() const;
   DirMask src_union() const;
 };
+
+// "0, 2": the positions in a bit set of positions (RouteSwitch::positions_taking).
+std::string position_list(unsigned positions);
 
 }  // namespace wafersim::fabric

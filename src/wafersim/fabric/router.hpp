@@ -47,12 +47,16 @@ struct QueueSlot {
   uint8_t key = 0;    // the color (packet mode: the input direction)
   uint8_t head = 0;   // ring-buffer position of the oldest wavelet
   uint8_t count = 0;  // wavelets queued
+  // Switched colors: the directions that are a Src in another position of the switch but
+  // not in its arrival position. A sender there is held (sees the color stalled) until a
+  // control wavelet moves the switch to a position that takes it (docs/fabric.md).
+  DirMask hold = 0;
   // The color's runtime switch (route_switch.hpp), an index into the fabric's switches,
   // or ~0u: none. Consulted only when a control wavelet is queued or the head leaves.
   uint32_t switch_id = ~uint32_t{0};
   uint64_t forwarded = 0;  // wavelets sent to every Dest direction and dequeued
 };
-static_assert(sizeof(QueueSlot) == 24, "the switch index fits in the slot's padding");
+static_assert(sizeof(QueueSlot) == 24, "the switch index and hold fit in the slot's padding");
 
 // A ring-buffer position one step on, without a branch (they mispredict on short queues).
 [[gnu::always_inline]] inline uint8_t ring_next(unsigned pos, int capacity) {

@@ -110,6 +110,7 @@ class ComputeElement {
   fabric::ColorMask blocked_ids() const { return core_.picker.blocked(); }
   int input_queue_size(int color) const;
   int output_queue_size(int color) const;
+  fabric::ColorMask output_colors() const { return core_.outq.nonempty(); }  // non-empty ones
   const numerics::FpControl& fp_control() const { return core_.fpc; }
   void set_fp_control(const numerics::FpControl& ctl);
 

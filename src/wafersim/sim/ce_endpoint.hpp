@@ -42,6 +42,8 @@ class CeEndpoint final : public fabric::RampEndpoint {
   void catch_up(uint64_t first, uint64_t n) override { ce_.catch_up(first, n); }
   std::string describe() const override;
   void waits(std::vector<fabric::EndpointWait>& out) const override;
+  // Its output queues toward the router (captured colors go to the host instead).
+  fabric::ColorMask offering() const override { return ce_.output_colors() & ~capture_; }
 
   // ---- host streams ------------------------------------------------------------------
   // Queues `w` for the CE's input queue of its color (a fabric color).

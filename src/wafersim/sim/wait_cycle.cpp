@@ -86,6 +86,9 @@ class WaitGraph {
           out.push_back({node(m, color), queue_name(id, color) + ": its head waits to go " +
                                              dir_name(o) + " to router " + router(m) +
                                              ", which stalls color " + std::to_string(color)});
+        } else if (switch_holds(m, color, opposite(o))) {
+          movers(m, color, queue_name(id, color) + ": its head waits to go " + dir_name(o) +
+                               " to router " + router(m), out);
         }
       }
       return out;
@@ -99,6 +102,8 @@ class WaitGraph {
         if (((f_.stall_out(id) >> color) & 1u) && has(node(id, color))) {
           out.push_back({node(id, color), who + ": waits to send color " + std::to_string(color) +
                                               ", which router " + router(id) + " stalls"});
+        } else if (switch_holds(id, color, kRamp)) {
+          movers(id, color, who + ": waits to send color " + std::to_string(color), out);
         }
         continue;
       }
@@ -110,6 +115,25 @@ class WaitGraph {
       }
     }
     return out;
+  }
+
+  // Whether the switch of `color` at `id` holds what comes from `from`.
+  bool switch_holds(uint32_t id, unsigned color, Dir from) const {
+    return f_.router(id).has(color) && (f_.slot(id, color).hold & bit(from));
+  }
+
+  // A sender held by the switch of `color` at `id` waits for a control wavelet to move
+  // it, which only comes through the sources of its present position: the queues and PEs
+  // upstream of `id` (not `id`'s own queue, whose wavelets were taken in already).
+  void movers(uint32_t id, unsigned color, const std::string& waiter,
+              std::vector<Edge>& out) const {
+    const std::string why = waiter + ", which router " + router(id) + "'s switch holds until a "
+                            "control wavelet of color " + std::to_string(color) +
+                            " moves it, ";
+    for (const Source& src : producers(id, color)) {
+      if (src.kind == Source::Kind::host || src.node == node(id, color) || !has(src.node)) continue;
+      out.push_back({src.node, why + src.what});
+    }
   }
 
   // Where wavelets of `color` for the ramp of `id` come from: queues on the way, sending

@@ -21,7 +21,7 @@ from . import pe
 from .defaults import DEFAULTS
 from . import layout
 from .layout import Rect
-from .stats import Arrivals, FabricCounters, PeStats, RunStats
+from .stats import Arrivals, FabricCounters, LatencyHistogram, PeStats, RunStats
 from .wafer import RouterView, Wafer
 from .wafer_pes import WaferPE
 from . import noc
@@ -87,6 +87,7 @@ __all__ = [
     "WaferPE",
     "Rect",
     "RunStats",
+    "LatencyHistogram",
     "PeStats",
     "Arrivals",
     "FabricCounters",

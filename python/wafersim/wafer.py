@@ -20,7 +20,7 @@ from .errors import ConfigError, CycleLimitError, RouteError
 from .layout import (DIR_INDEX, DIRECTIONS, OPPOSITE, ROUTING_ALGORITHMS, TOPOLOGIES, Topology,
                      as_point, direction_index)
 from .layout import path as layout_path
-from .stats import Arrivals, FabricCounters, RunStats
+from .stats import Arrivals, FabricCounters, LatencyHistogram, RunStats
 from .values import first_outside, integers, is_integer
 from .wafer_pes import PeHost
 
@@ -615,8 +615,10 @@ class Wafer(PeHost):
         if path is not None:
             write_chrome_trace(path, events)
         return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
-                        r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"],
-                        pes, r["parallel_phases"], events, slept_cycles=r["slept_cycles"])
+                        r["delivered"], r["router_cycles"], LatencyHistogram(r["latency"]),
+                        r["hop_hist"], pes, r["parallel_phases"], events,
+                        slept_cycles=r["slept_cycles"],
+                        queue_delay=LatencyHistogram(r["queue_delay"]))
 
     def _still_running(self, cycles: int, shown: int = 16) -> str:
         """The CycleLimitError message: what still runs after ``cycles`` cycles."""

@@ -74,7 +74,7 @@ std::unique_ptr<Wafer> make_wafer(int rows, int cols, bool diag_ne, bool diag_nw
   return std::make_unique<Wafer>(cfg);
 }
 
-py::dict run_result(const sim::RunResult& r) {
+py::dict run_result(sim::RunResult&& r) {
   py::dict d;
   d["start_cycle"] = r.start_cycle;
   d["cycles"] = r.cycles;
@@ -85,7 +85,9 @@ py::dict run_result(const sim::RunResult& r) {
   d["router_cycles"] = r.router_cycles;
   d["parallel_phases"] = r.parallel_phases;
   d["slept_cycles"] = r.slept_cycles;
-  d["latency_hist"] = to_numpy(r.latency_hist);
+  // Moved, not copied: Python reads the latency counts only when asked.
+  d["latency"] = py::cast(std::move(r.latency));
+  d["queue_delay"] = py::cast(std::move(r.queue_delay));
   d["hop_hist"] = to_numpy(r.hop_hist);
   return d;
 }
@@ -111,6 +113,7 @@ void bind_fabric(py::module_& root) {
   py::list names;
   for (int d = 0; d < kNumDirs; ++d) names.append(dir_name(static_cast<Dir>(d)));
   m.attr("DIRECTIONS") = py::tuple(names);
+  bind_latency(m);
 
   py::class_<Wafer>(m, "Wafer")
       .def(py::init(&make_wafer), py::arg("rows"), py::arg("cols"), py::arg("diag_ne"),
@@ -257,11 +260,11 @@ void bind_fabric(py::module_& root) {
                }
                if (done) break;
                if (PyErr_CheckSignals() != 0) {
-                 w.simulator().finish_run();
+                 w.finish_run();
                  throw py::error_already_set();
                }
              }
-             return run_result(w.simulator().finish_run());
+             return run_result(w.finish_run());
            },
            py::arg("max_cycles"), py::arg("check_seconds") = 0.1)
       .def_property_readonly("cycle", [](Wafer& w) { return w.simulator().cycle(); })

@@ -12,9 +12,17 @@ Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 
 3. With --to95: the fp32 SGD configuration trained epoch by epoch on the whole training set
    until test accuracy >= 0.95 (at most --max-epochs); prints epochs and wall seconds
    against the aims of 5 minutes on 2 cores (and, longer term, 60 s).
+4. With --flat: whether the wall time per sample stays flat in the number of samples
+   queued at once. The fp32 SGD configuration trains the same --flat-samples samples
+   (10,000: the training set repeated) fed by `fit` calls of each size in --flat-queues
+   (100, 1000, 10000 samples queued per call); prints seconds per 1,000 samples per queue
+   size and the ratio to the smallest queue (aim: within 1.10), and whether the weights
+   came out bit-identical (they must: feeding in calls does not change the SGD updates).
+   Only this part runs with --flat.
 
 Run: python benchmarks/bench_train.py [--samples 400 | --full] [--blocks 4x4,4x2]
                                       [--repeat 3] [--threads N] [--to95 [--max-epochs 10]]
+     python benchmarks/bench_train.py --flat [--flat-samples 10000] [--flat-queues 100,1000,10000]
 Wall times are the best of --repeat runs (the machine may be shared: numbers are noisy).
 Emulated cycles do not depend on the machine.
 """
@@ -39,6 +47,7 @@ from timing import best_of  # noqa: E402  (benchmarks/timing.py)
 AIM_BOUND = 1.5          # measured cycles per sample / analytic bound
 AIM_TO95 = 300.0         # seconds to 95% test accuracy on 2 cores
 AIM_TO95_LONG = 60.0     # the longer-term aim
+AIM_FLAT = 1.10          # wall time per sample, many queued / 100 queued
 EPOCH = 1437             # digits training samples (the 80% split)
 
 #: (name, dtype, algo, lr, batch_size)
@@ -165,6 +174,40 @@ def to95(args, data) -> None:
           f"ratio to longer aim {AIM_TO95_LONG:.0f} s: {wall / AIM_TO95_LONG:.2f}")
 
 
+def flat(args, data) -> None:
+    """Wall time per sample against the number of samples queued by one `fit` call."""
+    Xtr, ytr, _, _ = data
+    name, dtype, algo, lr, batch = CONFIGS[0]
+    n = args.flat_samples
+    reps = -(-n // len(Xtr))
+    X, y = np.concatenate([Xtr] * reps)[:n], np.concatenate([ytr] * reps)[:n]
+    queues = sorted(q for q in args.flat_queues if q <= n)
+    print(f"\n== flat streams: {name}, lr {lr}; the same {n} samples fed by fit calls of "
+          f"q samples each (q queued at once), best of {args.repeat}")
+    wall, cpu, weights = {}, {}, {}
+    for q in queues:
+        wall[q] = cpu[q] = float("inf")
+        for _ in range(args.repeat):
+            _, _, plan = build(dtype, args.blocks, args.threads)
+            tr = trainer(plan, algo, lr, batch)
+            t0, c0 = time.perf_counter(), time.process_time()
+            for i in range(0, n, q):
+                tr.fit(X[i:i + q], y[i:i + q], epochs=1, shuffle=False)
+            wall[q] = min(wall[q], 1000 * (time.perf_counter() - t0) / n)
+            cpu[q] = min(cpu[q], 1000 * (time.process_time() - c0) / n)
+        weights[q] = tr.weights()
+        print(f"  q = {q:6d}: {wall[q]:7.3f} s wall, {cpu[q]:7.3f} s CPU / 1000 samples   "
+              f"({-(-n // q)} fit calls, {tr.stats().cycles} emulated cycles)")
+    base = queues[0]
+    for q in queues[1:]:
+        r, rc = wall[q] / wall[base], cpu[q] / cpu[base]
+        same = all(np.array_equal(a, b) for wa, wb in zip(weights[q], weights[base])
+                   for a, b in zip(wa, wb) if a is not None)
+        print(f"  ratio q = {q} / q = {base}: wall {r:5.2f}, CPU {rc:5.2f}   (aim <= {AIM_FLAT}: "
+              f"{'met' if max(r, rc) <= AIM_FLAT else 'not met'}); weights bit-identical: {same}")
+    print("  (CPU: the process's CPU seconds, steadier than wall time on a shared machine)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -178,6 +221,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample order")
     ap.add_argument("--to95", action="store_true", help="also time training to 95%% test accuracy")
     ap.add_argument("--max-epochs", type=int, default=10, help="epoch limit of --to95")
+    ap.add_argument("--flat", action="store_true",
+                    help="only time the wall time per sample against the samples queued")
+    ap.add_argument("--flat-samples", type=int, default=10_000, help="samples of --flat")
+    ap.add_argument("--flat-queues", type=lambda t: [int(v) for v in t.split(",")],
+                    default=[100, 1000, 10_000], help="samples per fit call in --flat")
     args = ap.parse_args()
 
     data = digits()
@@ -185,6 +233,9 @@ def main() -> None:
           f"emulated wafer; wall times best of {args.repeat}, {os.cpu_count()} CPU(s)")
     print(f"baselines: cycles against TrainStats.bound() (aim {AIM_BOUND}x); wall time against "
           f"numpy train_numpy(dtype=float32)")
+    if args.flat:
+        flat(args, data)
+        return
     for cfg in CONFIGS:
         bench_config(cfg, args, data)
     if args.to95:

@@ -22,7 +22,7 @@ from . import pe
 from .defaults import DEFAULTS
 from . import layout
 from .layout import Rect
-from .stats import Arrivals, FabricCounters, PeStats, RunStats
+from .stats import Arrivals, FabricCounters, LatencyHistogram, PeStats, RunStats
 from .wafer import RouterView, Wafer
 from .wafer_pes import WaferPE
 from . import noc
@@ -91,6 +91,7 @@ __all__ = [
     "WaferPE",
     "Rect",
     "RunStats",
+    "LatencyHistogram",
     "PeStats",
     "Arrivals",
     "FabricCounters",

@@ -1,7 +1,8 @@
 """What a run reports: plain dataclasses of numpy arrays, never one object per wavelet.
 
-* :class:`RunStats` - one ``Wafer.run`` call: cycles, moves, latency and hop histograms,
-  and the per-PE statistics of the compute elements (:class:`PeStats`).
+* :class:`RunStats` - one ``Wafer.run`` call: cycles, moves, latency counts
+  (:class:`LatencyHistogram`), the hop histogram, and the per-PE statistics of the compute
+  elements (:class:`PeStats`).
 * :class:`Arrivals` - what reached host ports (``Wafer.collect``), one array per field.
 * :class:`FabricCounters` - per link, color and router counters since the last reset
   (``Wafer.counters``), and an energy estimate from ASSUMED per-event energies: the source
@@ -19,12 +20,92 @@ import numpy as np
 
 from .layout import DIR_INDEX, DIRECTIONS, Topology
 
-__all__ = ["RunStats", "PeStats", "Arrivals", "FabricCounters", "EnergyReport"]
+from .errors import ConfigError
+
+__all__ = ["RunStats", "LatencyHistogram", "PeStats", "Arrivals", "FabricCounters",
+           "EnergyReport"]
 
 
 def _hist_mean(hist: np.ndarray) -> float:
     n = int(hist.sum())
     return float(np.dot(np.arange(len(hist)), hist) / n) if n else math.nan
+
+
+class LatencyHistogram:
+    """Wavelets counted by latency in cycles, in a bounded number of bins (docs/fabric.md,
+    "Latency counters"): one bin per latency below :attr:`exact_below` (4096 cycles) and,
+    above, 256 bins per power of two (a bin spans at most 1/256 of the latencies in it).
+    The count, the sum (so the mean) and the largest latency are exact. The counts stay in
+    the core until a method asks for them, so a run's statistics cost the same whatever
+    its latencies."""
+
+    def __init__(self, counts):
+        self._c = counts  # a wafersim._core.fabric.LatencyCounts
+
+    @property
+    def exact_below(self) -> int:
+        """Latencies below this have a bin each."""
+        return int(self._c.EXACT)
+
+    @property
+    def count(self) -> int:
+        return int(self._c.count)
+
+    @property
+    def total(self) -> int:
+        """The sum of all latencies (exact)."""
+        return int(self._c.sum)
+
+    @property
+    def mean(self) -> float:
+        """Mean latency (exact; NaN when nothing was counted)."""
+        n = self.count
+        return self.total / n if n else math.nan
+
+    @property
+    def max(self) -> int:
+        """The largest latency (exact; 0 when nothing was counted)."""
+        return int(self._c.max)
+
+    def bins(self) -> dict:
+        """The bins in use, as arrays: ``low`` and ``high`` (the smallest and largest latency
+        a bin holds, equal below :attr:`exact_below`) and ``count``; bins with no count are
+        left out."""
+        counts = self._c.bins()
+        low, high = self._c.edges(len(counts))
+        keep = counts != 0
+        return {"low": low[keep], "high": high[keep], "count": counts[keep]}
+
+    def percentile(self, q: float) -> int:
+        """Smallest latency L with at least ``q`` percent of the counted wavelets at or below
+        L: exact when L is below :attr:`exact_below`, else the top of L's bin (at most 1/256
+        above it) or the largest latency, whichever is smaller."""
+        if not isinstance(q, (int, float, np.integer, np.floating)) or isinstance(q, bool) \
+                or not 0 <= q <= 100:
+            raise ConfigError(f"percentile q must be a number in 0..100, got {q!r}")
+        counts = self._c.bins()
+        cum = np.cumsum(counts)
+        if not len(cum) or cum[-1] == 0:
+            return 0
+        b = int(np.searchsorted(cum, q / 100.0 * cum[-1]))
+        return min(int(self._c.bin_high(b)), self.max)
+
+    def dense(self) -> np.ndarray:
+        """[k] = wavelets with latency k, up to the largest (uint64; empty when nothing was
+        counted). Only when every latency is below :attr:`exact_below`: ``ConfigError``
+        otherwise (use :meth:`bins`, :meth:`percentile`, :attr:`mean`)."""
+        if self.count == 0:
+            return np.zeros(0, dtype=np.uint64)
+        if self.max >= self.exact_below:
+            raise ConfigError(
+                f"a dense latency histogram needs every latency below {self.exact_below} "
+                f"cycles, and this run's longest is {self.max}: read its bins with "
+                f"latency.bins(), or latency.percentile() / .mean / .max")
+        return self._c.bins()[:self.max + 1]
+
+    def __repr__(self) -> str:
+        return (f"LatencyHistogram(count={self.count}, mean={self.mean:.1f}, max={self.max}, "
+                f"{self._c.nbins} bins)")
 
 
 class PeStats(Mapping):
@@ -78,7 +159,12 @@ class PeStats(Mapping):
 
 @dataclass(frozen=True)
 class RunStats:
-    """Result of one ``Wafer.run``; latencies count from injection to off-ramp delivery."""
+    """Result of one ``Wafer.run``; latencies count from the release at the source (a host
+    port's ``inject`` cycle, or the cycle a compute element put the wavelet on its on-ramp)
+    to the delivery at an off-ramp or edge port, so waiting at the source is part of them.
+    ``latency`` holds their counts (``latency_histogram`` the dense form, while every
+    latency is below 4096 cycles); ``queue_delay`` counts how long the wavelets that entered
+    from host ports in this run waited there."""
 
     start_cycle: int
     cycles: int
@@ -87,8 +173,8 @@ class RunStats:
     injected: int            #: wavelets that entered the fabric
     delivered: int           #: wavelets handed to a ramp or edge endpoint
     router_cycles: int       #: routers processed, summed over cycles (active-set work)
-    latency_histogram: np.ndarray = field(repr=False)  #: [k] = delivered with latency k
-    hop_histogram: np.ndarray = field(repr=False)      #: [k] = delivered after k hops
+    latency: LatencyHistogram = field(repr=False)  #: delivered wavelets by latency
+    hop_histogram: np.ndarray = field(repr=False)  #: [k] = delivered after k hops
     pes: PeStats | None = field(default=None, repr=False)  #: the compute elements' statistics
     parallel_phases: int = 0  #: phases the cycle loop ran in several OpenMP threads
     #: with ``run(trace=...)``: the run's Chrome/Perfetto trace events (docs/compute_element.md)
@@ -96,14 +182,23 @@ class RunStats:
     #: compute-element cycles counted in bulk while the CE slept (simulator work saved;
     #: ``Wafer.endpoint_sleep``)
     slept_cycles: int = 0
+    #: wavelets that entered the fabric from host ports in this run, by the cycles they
+    #: waited there from their release (exact at any length)
+    queue_delay: LatencyHistogram | None = field(default=None, repr=False)
 
     @property
     def end_cycle(self) -> int:
         return self.start_cycle + self.cycles
 
     @property
+    def latency_histogram(self) -> np.ndarray:
+        """[k] = delivered with latency k (``latency.dense()``: ``ConfigError`` when a
+        latency reaches 4096 cycles; ``latency`` has the counts of any run)."""
+        return self.latency.dense()
+
+    @property
     def mean_latency(self) -> float:
-        return _hist_mean(self.latency_histogram)
+        return self.latency.mean
 
     @property
     def mean_hops(self) -> float:
@@ -111,15 +206,12 @@ class RunStats:
 
     @property
     def max_latency(self) -> int:
-        nz = np.flatnonzero(self.latency_histogram)
-        return int(nz[-1]) if len(nz) else 0
+        return self.latency.max
 
     def latency_percentile(self, q: float) -> int:
-        """Smallest latency L with at least q percent of deliveries at or below L."""
-        cum = np.cumsum(self.latency_histogram)
-        if not len(cum) or cum[-1] == 0:
-            return 0
-        return int(np.searchsorted(cum, q / 100.0 * cum[-1]))
+        """Smallest latency L with at least q percent of deliveries at or below L (exact
+        below 4096 cycles; see ``LatencyHistogram.percentile``)."""
+        return self.latency.percentile(q)
 
 
 @dataclass
@@ -134,7 +226,9 @@ class Arrivals:
     index: np.ndarray     #: uint16 sparse index
     ctrl: np.ndarray      #: bool control bit [0425]
     hops: np.ndarray      #: router-to-router links traversed
-    injected: np.ndarray  #: cycle the wavelet was released at its source
+    #: cycle the wavelet was released at its source (a wait at a host port beyond 2^31
+    #: cycles counts as 2^31 here: docs/fabric.md, "Latency counters")
+    injected: np.ndarray
     arrived: np.ndarray   #: cycle it was handed to the host port
 
     def __len__(self) -> int:

@@ -22,7 +22,7 @@ from .ce_access import check_trace_path, ids_of, write_chrome_trace
 from .errors import ConfigError, CycleLimitError, RouteError
 from .layout import (DIR_INDEX, ROUTING_ALGORITHMS, TOPOLOGIES, Topology, as_point,
                      direction_index, direction_mask, direction_names, point_list)
-from .stats import Arrivals, FabricCounters, RunStats
+from .stats import Arrivals, FabricCounters, LatencyHistogram, RunStats
 from .values import first_outside, integers
 from .wafer_pes import PeHost
 from .wafer_routes import RouteHost
@@ -549,8 +549,10 @@ class Wafer(PeHost, RouteHost):
         if path is not None:
             write_chrome_trace(path, events)
         return RunStats(r["start_cycle"], r["cycles"], r["quiescent"], r["moves"], r["injected"],
-                        r["delivered"], r["router_cycles"], r["latency_hist"], r["hop_hist"],
-                        pes, r["parallel_phases"], events, slept_cycles=r["slept_cycles"])
+                        r["delivered"], r["router_cycles"], LatencyHistogram(r["latency"]),
+                        r["hop_hist"], pes, r["parallel_phases"], events,
+                        slept_cycles=r["slept_cycles"],
+                        queue_delay=LatencyHistogram(r["queue_delay"]))
 
     def _still_running(self, cycles: int, shown: int = 16) -> str:
         """The CycleLimitError message: what still runs after ``cycles`` cycles."""

@@ -74,7 +74,7 @@ std::vector<Point> points_arg(const CArray<int64_t>& a, const char* name) {
   return out;
 }
 
-py::dict run_result(const sim::RunResult& r) {
+py::dict run_result(sim::RunResult&& r) {
   py::dict d;
   d["start_cycle"] = r.start_cycle;
   d["cycles"] = r.cycles;
@@ -85,7 +85,9 @@ py::dict run_result(const sim::RunResult& r) {
   d["router_cycles"] = r.router_cycles;
   d["parallel_phases"] = r.parallel_phases;
   d["slept_cycles"] = r.slept_cycles;
-  d["latency_hist"] = to_numpy(r.latency_hist);
+  // Moved, not copied: Python reads the latency counts only when asked.
+  d["latency"] = py::cast(std::move(r.latency));
+  d["queue_delay"] = py::cast(std::move(r.queue_delay));
   d["hop_hist"] = to_numpy(r.hop_hist);
   return d;
 }
@@ -109,6 +111,7 @@ py::dict collected(const sim::Collected& c) {
 void bind_fabric(py::module_& root) {
   py::module_ m = root.def_submodule("fabric", "routers, links, host ports and the cycle loop");
   bind_topology(m);
+  bind_latency(m);
 
   py::class_<Wafer>(m, "Wafer")
       .def(py::init(&make_wafer), py::arg("topology"), py::kw_only(), py::arg("colors"),
@@ -281,11 +284,11 @@ void bind_fabric(py::module_& root) {
                }
                if (done) break;
                if (PyErr_CheckSignals() != 0) {
-                 w.simulator().finish_run();
+                 w.finish_run();
                  throw py::error_already_set();
                }
              }
-             return run_result(w.simulator().finish_run());
+             return run_result(w.finish_run());
            },
            py::arg("max_cycles"), py::arg("check_seconds") = 0.1)
       .def_property_readonly("cycle", [](Wafer& w) { return w.simulator().cycle(); })

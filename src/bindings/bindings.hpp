@@ -19,6 +19,7 @@ namespace py = pybind11;
 void bind_errors(py::module_& m);
 void bind_fabric(py::module_& m);
 void bind_topology(py::module_& fabric);  // called by bind_fabric on its submodule
+void bind_latency(py::module_& fabric);  // called by bind_fabric on its submodule
 void bind_info(py::module_& m);
 void bind_numerics(py::module_& m);
 void bind_tensor(py::module_& m);

@@ -202,18 +202,25 @@ class Trainer:
         start = w.cycle
         seen = 0
         slice_ = 20000
+        # Per slice, only that slice's arrivals are looked at (the work per slice stays flat
+        # however many samples are queued): closeouts counted per port as they come, and
+        # the loss shown at most twice a second.
+        closed = [0] * len(ports)
+        show_loss_at = 0.0
         while True:
             st = w.run(max_cycles=slice_)
             self.stats_.add_run(st, training=Y is not None)
             arr = w.collect()
             if len(arr):
                 parts.append(arr)
-            done = min(int(sum(((a.row == r) & (a.color == out_color) & a.ctrl).sum()
-                                for a in parts)) for r, _ in ports)
+                for k, (r, _) in enumerate(ports):
+                    closed[k] += int(((arr.row == r) & (arr.color == out_color) & arr.ctrl).sum())
+            done = min(closed)
             if bar is not None and done > seen:
                 bar.update(done - seen)
                 seen = done
-                if losses and Y is not None:
+                if losses and Y is not None and (time.monotonic() >= show_loss_at or st.quiescent):
+                    show_loss_at = time.monotonic() + 0.5
                     _, ls, _ = decode_outputs(_concat(parts), ports, out_color, n, p.n_out, p.dtype)
                     if ls is not None:
                         bar.set_postfix(loss=f"{ls[:done].mean():.4f}")

@@ -6,6 +6,7 @@
 #include <exception>
 #include <vector>
 
+#include "wafersim/fabric/latency_counts.hpp"
 #include "wafersim/fabric/wavelet.hpp"
 
 namespace wafersim::fabric {
@@ -28,8 +29,8 @@ struct CycleCounters {
   uint64_t injected = 0;   // wavelets that entered a router from a ramp or an edge port
   uint64_t delivered = 0;  // wavelets handed to a ramp or edge endpoint
   uint64_t slept_cycles = 0;  // endpoint cycles counted when a delivery woke them
-  std::vector<uint64_t> latency_hist;  // delivered wavelets by cycles since injection
-  std::vector<uint64_t> hop_hist;      // delivered wavelets by router-to-router hops
+  LatencyCounts latency;          // delivered wavelets by cycles since their stamp
+  std::vector<uint64_t> hop_hist;  // delivered wavelets by router-to-router hops
 
   // The first error this row met; the simulator rethrows it after the phase.
   std::exception_ptr error;
@@ -46,9 +47,7 @@ struct CycleCounters {
   }
   void record_delivery(const Wavelet& w, uint64_t cycle) {
     ++delivered;
-    const uint32_t latency = static_cast<uint32_t>(cycle) - w.injected_cycle;
-    if (latency >= latency_hist.size()) latency_hist.resize(latency + 1, 0);
-    ++latency_hist[latency];
+    latency.add(latency_since(w.injected_cycle, cycle));
     if (w.hops >= hop_hist.size()) hop_hist.resize(w.hops + 1u, 0);
     ++hop_hist[w.hops];
   }

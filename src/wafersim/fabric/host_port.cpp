@@ -19,7 +19,6 @@ HostPort::ColorFifo& HostPort::fifo_for(uint8_t color) {
 }
 
 void HostPort::push(Wavelet w, uint64_t release) {
-  w.injected_cycle = static_cast<uint32_t>(release);
   ColorFifo& f = fifo_for(w.color);
   // Keep release order; equal releases keep the order they were pushed in.
   auto first = f.items.begin() + static_cast<std::ptrdiff_t>(f.head);
@@ -90,7 +89,10 @@ void HostPort::offer_next(uint64_t cycle, ColorMask candidates, Wavelet& offer) 
   // Round-robin over the released colors the router does not stall.
   const auto color = static_cast<uint8_t>(pick_round_robin(candidates, last_color_));
   ColorFifo& fifo = fifo_for(color);
+  const uint64_t release = fifo.front().release;
   offer = fifo.front().wavelet;
+  offer.injected_cycle = entry_stamp(release, cycle);
+  waits_.add(cycle - release);
   fifo.pop_front();
   --pending_;
   last_color_ = color;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "wafersim/fabric/direction.hpp"
+#include "wafersim/fabric/latency_counts.hpp"
 #include "wafersim/fabric/ramp_endpoint.hpp"
 
 namespace wafersim::fabric {
@@ -32,8 +33,8 @@ class alignas(64) HostPort final : public RampEndpoint {
   uint32_t router() const { return router_; }
   Dir port() const { return port_; }
 
-  // Queues `w` for injection at `release` (stamped into w.injected_cycle: latency counts
-  // from the release, so waiting at the source is part of it).
+  // Queues `w` for injection at `release`. Latency counts from the release, so waiting at
+  // the source is part of it: the wavelet is stamped when it enters (entry_stamp).
   void push(Wavelet w, uint64_t release);
   // capacity 0: unlimited sink.
   void set_sink(uint32_t capacity, uint32_t drain_period);
@@ -44,6 +45,12 @@ class alignas(64) HostPort final : public RampEndpoint {
   size_t arrived_count() const { return arrived_.size(); }
   // Wavelets still waiting to enter the fabric.
   size_t pending() const { return pending_; }
+  // Adds the cycles each wavelet that entered the fabric since the last call waited here,
+  // from its release (exact, 64 bits), to `into`, and starts counting anew.
+  void take_waits(LatencyCounts& into) {
+    into.merge(waits_);
+    waits_.clear();
+  }
   // Colors with a wavelet waiting to enter.
   ColorMask pending_colors() const;
 
@@ -139,6 +146,7 @@ class alignas(64) HostPort final : public RampEndpoint {
   static constexpr uint64_t kNoRelease = ~uint64_t{0};
 
   std::vector<ColorFifo> fifos_;  // sorted by color
+  LatencyCounts waits_;
   std::vector<Arrival> arrived_;
   // Per color, wavelets the sink still holds; allocated by set_sink (empty: none held).
   std::vector<uint32_t> held_;

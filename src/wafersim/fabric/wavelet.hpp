@@ -5,6 +5,7 @@
 // to read it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace wafersim::fabric {
@@ -34,5 +35,24 @@ struct Wavelet {
 };
 
 static_assert(sizeof(Wavelet) == 16, "router queues hold many wavelets: keep them small");
+
+// The latency stamp (docs/fabric.md, "Latency counters"). injected_cycle holds the low 32
+// bits of the cycle a wavelet's latency counts from: its release at a host port, or the
+// cycle a compute element put it on the on-ramp. 32 bits keep the wavelet at 16 bytes, so
+// a host port counts at most kMaxStampedWait cycles of a wavelet's wait: a longer wait
+// (its exact value is in the port's queue-delay counts) counts as kMaxStampedWait, and a
+// latency then never reaches 2^32 (wraps) unless the wavelet stays 2^31 cycles inside the
+// fabric itself.
+inline constexpr uint64_t kMaxStampedWait = uint64_t{1} << 31;
+
+// The stamp of a wavelet released at `release` that enters the fabric at `entry`.
+inline uint32_t entry_stamp(uint64_t release, uint64_t entry) {
+  return static_cast<uint32_t>(entry - std::min(entry - release, kMaxStampedWait));
+}
+
+// Cycles from a stamp to `cycle` (less than 2^32 of them, see above).
+inline uint64_t latency_since(uint32_t stamp, uint64_t cycle) {
+  return static_cast<uint32_t>(static_cast<uint32_t>(cycle) - stamp);
+}
 
 }  // namespace wafersim::fabric

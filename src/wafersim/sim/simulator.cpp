@@ -404,7 +404,7 @@ RunResult Simulator::finish_run() {
       if (from.size() > into.size()) into.resize(from.size(), 0);
       for (size_t i = 0; i < from.size(); ++i) into[i] += from[i];
     };
-    merge(result.latency_hist, c.latency_hist);
+    result.latency.merge(c.latency);
     merge(result.hop_hist, c.hop_hist);
   }
   return result;

@@ -29,8 +29,10 @@ struct RunResult {
   uint64_t router_cycles = 0; // routers processed, summed over cycles (active-set work)
   uint64_t parallel_phases = 0;  // phases run by several OpenMP threads
   uint64_t slept_cycles = 0;     // endpoint cycles counted in bulk while asleep
-  std::vector<uint64_t> latency_hist;
-  std::vector<uint64_t> hop_hist;
+  fabric::LatencyCounts latency;      // delivered wavelets by latency (from the stamp)
+  std::vector<uint64_t> hop_hist;     // delivered wavelets by hops
+  fabric::LatencyCounts queue_delay;  // wavelets that entered from host ports, by wait
+                                      // (filled by sim::Wafer::finish_run)
 };
 
 class Simulator {

@@ -200,9 +200,8 @@ Collected Wafer::collect(int64_t router, int port) {
     out.index.push_back(a.wavelet.index);
     out.ctrl.push_back(a.wavelet.ctrl ? 1 : 0);
     out.hops.push_back(a.wavelet.hops);
-    // injected_cycle holds the low 32 bits; rebuild the full cycle from the arrival.
-    out.injected.push_back(a.cycle - static_cast<uint32_t>(static_cast<uint32_t>(a.cycle) -
-                                                           a.wavelet.injected_cycle));
+    // The stamp holds the low 32 bits; rebuild the full cycle from the arrival.
+    out.injected.push_back(a.cycle - latency_since(a.wavelet.injected_cycle, a.cycle));
     out.arrived.push_back(a.cycle);
   }
   return out;
@@ -217,7 +216,7 @@ uint64_t Wafer::pending_injections() const {
 RunResult Wafer::run(uint64_t max_cycles) {
   start_run(max_cycles);
   sim_.advance(Simulator::Clock::time_point::max());
-  return sim_.finish_run();
+  return finish_run();
 }
 
 void Wafer::start_run(uint64_t max_cycles) {
@@ -225,7 +224,16 @@ void Wafer::start_run(uint64_t max_cycles) {
   prepare();
   fabric_.compact_queues();
   mark_ce_stats();
+  // A run that ended in an error left its waits behind: this run counts its own.
+  LatencyCounts stale;
+  for (auto& [key, hp] : host_ports_) hp->take_waits(stale);
   sim_.start_run(max_cycles);
+}
+
+RunResult Wafer::finish_run() {
+  RunResult result = sim_.finish_run();
+  for (auto& [key, hp] : host_ports_) hp->take_waits(result.queue_delay);
+  return result;
 }
 
 void Wafer::reset_counters() {

@@ -74,8 +74,9 @@ class Wafer {
 
   RunResult run(uint64_t max_cycles);
   // The same run in steps (Simulator::start_run): start_run, then simulator().advance until
-  // it returns true, then simulator().finish_run.
+  // it returns true, then finish_run (the simulator's result plus the host ports' waits).
   void start_run(uint64_t max_cycles);
+  RunResult finish_run();
 
   // Counters since construction or the last reset (docs/fabric.md).
   void reset_counters();

@@ -8,6 +8,7 @@
 // results and cycle counts do not depend on the number of threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -96,8 +97,20 @@ class Simulator {
     uint32_t active_count = 0;          // bits set in `active`
     uint64_t processed = 0;             // routers processed in phase B this cycle
     bool sent = false;                  // phase A put a wavelet on a link this cycle
+    bool failed_in_a = false;           // counters.error came from phase A
     uint64_t mark = fabric::kNever;     // row de-duplication stamp
+    // The cycles of its last two sends on links (the latest first) and of its last
+    // phase B; chunked cycles (sim/row_chunks.cpp): the cycle it has phase A in, and the
+    // chunks still to finish before its phase B may run (a chunk's edge rows).
+    uint64_t sent_at = fabric::kNever, sent_before = fabric::kNever;
+    uint64_t b_at = fabric::kNever;
+    uint64_t a_at = fabric::kNever;
+    std::atomic<int> edge_wait{0};
     fabric::CycleCounters counters;
+  };
+  // Chunked cycles: rows [lo, hi), run by one thread in the interleaved order.
+  struct Chunk {
+    int lo = 0, hi = 0;
   };
 
   void rebuild_active();
@@ -110,6 +123,12 @@ class Simulator {
   // This cycle's phase A and B on every row that needs them (see simulator.cpp).
   void run_rows_in_sweeps(uint64_t t, bool slow_links);
   void run_rows_interleaved(uint64_t t, bool slow_links);
+  // Several threads, no loop links: both phases in one job of chunks (row_chunks.cpp).
+  void run_rows_in_chunks(uint64_t t, bool slow_links, int threads);
+  void run_chunk(int i, uint64_t t, bool slow_links);
+  void phase_b_if_needed(int row, uint64_t t, bool slow_links);
+  void rethrow_chunked_error();
+  int thread_count() const;
   // True when this cycle's phases run in one thread.
   bool serial() const;
   void rethrow_first_error(const std::vector<int>& rows);
@@ -120,6 +139,7 @@ class Simulator {
   std::vector<RowState> rows_;
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
+  std::vector<Chunk> chunks_;  // this cycle's, in chunked cycles
   size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
   Sleepers sleepers_;  // ramp endpoints asleep (their routers may be out of the lists)
   // Rows that sent on a link this cycle and last cycle, and whether a wavelet is on a

@@ -47,6 +47,7 @@ void Simulator::set_watchdog(uint64_t cycles) {
 
 // Below parallel_min_routers_ active routers (default 512) a cycle runs in one thread:
 // handing it out costs more than the work (and far more on an oversubscribed machine).
+// Above, thread_choice_ measures which is faster, unless the user set the threshold.
 // Work goes to threads in contiguous blocks (static schedule, row_team.hpp): a thread then
 // works on the same rows cycle after cycle, so their state stays in its core's cache, and
 // only the rows at a block's edges share cache lines with another thread; a thread done
@@ -54,8 +55,8 @@ void Simulator::set_watchdog(uint64_t cycles) {
 // count (OMP_NUM_THREADS); the team runs the cycles.
 int Simulator::thread_count() const { return threads_ > 0 ? threads_ : omp_get_max_threads(); }
 
-bool Simulator::serial() const {
-  return thread_count() <= 1 || active_routers_ < parallel_min_routers_ || rows_a_.size() < 2;
+bool Simulator::may_share() const {
+  return thread_count() > 1 && active_routers_ >= parallel_min_routers_ && rows_a_.size() > 1;
 }
 
 template <class F>
@@ -344,6 +345,11 @@ bool Simulator::advance(Clock::time_point pause_at) {
     // means what it did before endpoints slept), and a timed sleeper works in it.
     const uint64_t asleep = sleepers_.count();
     const bool sleepers_work = sleepers_.timed() > 0;
+    // One thread or several: by the floor, then by measurement unless the user forced it.
+    const bool measured = may_share() && !threads_forced_;
+    cycle_parallel_ = may_share() && (threads_forced_ || thread_choice_.parallel());
+    const Clock::time_point cycle_start = measured ? Clock::now() : Clock::time_point{};
+    const uint64_t work_a = active_routers_;
     // Without loop links (row 0 would need the last row's phase A) the rows' phases
     // interleave: in one thread (run_rows_interleaved), or in chunks of rows shared by
     // the threads (run_rows_in_chunks); with loop links, two sweeps.
@@ -373,6 +379,11 @@ bool Simulator::advance(Clock::time_point pause_at) {
       active_routers_ += rs.active_count;
     }
     result.router_cycles += processed + asleep - asleep_processed;
+    if (measured) {
+      thread_choice_.record(cycle_parallel_, work_a + processed,
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                Clock::now() - cycle_start));
+    }
     in_flight = slow > 0;
     result.moves += moves;
     ++result.cycles;

@@ -17,6 +17,7 @@
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/sim/row_team.hpp"
 #include "wafersim/sim/sleepers.hpp"
+#include "wafersim/sim/thread_choice.hpp"
 
 namespace wafersim::sim {
 
@@ -44,8 +45,18 @@ class Simulator {
   // Raise DeadlockError after this many cycles without progress while work is pending.
   void set_watchdog(uint64_t cycles);
   uint64_t watchdog() const { return watchdog_; }
-  // A phase with fewer active routers runs in one thread (a barrier costs more).
-  void set_parallel_min_routers(size_t n) { parallel_min_routers_ = n; }
+  // A cycle with fewer active routers runs in one thread (sharing it costs more); one
+  // with more runs in one or several, whichever measures faster (thread_choice.hpp).
+  // Setting it (the user's knob) turns the measuring off: such cycles then always run in
+  // several threads. set_default_parallel_min_routers changes the floor unless the user
+  // set it (a wafer with compute elements lowers it).
+  void set_parallel_min_routers(size_t n) {
+    parallel_min_routers_ = n;
+    threads_forced_ = true;
+  }
+  void set_default_parallel_min_routers(size_t n) {
+    if (!threads_forced_) parallel_min_routers_ = n;
+  }
   size_t parallel_min_routers() const { return parallel_min_routers_; }
   // How long a thread waiting for the next phase spins before it sleeps (row_team.hpp).
   void set_spin_wait(std::chrono::microseconds spin);
@@ -129,8 +140,12 @@ class Simulator {
   void phase_b_if_needed(int row, uint64_t t, bool slow_links);
   void rethrow_chunked_error();
   int thread_count() const;
-  // True when this cycle's phases run in one thread.
-  bool serial() const;
+  // True when this cycle's phases run in one thread (cycle_parallel_, decided by
+  // choose_threads at the cycle's start).
+  bool serial() const { return !cycle_parallel_; }
+  // Whether the cycle about to run may run in several threads (enough work), and so
+  // whether it is measured for thread_choice_.
+  bool may_share() const;
   void rethrow_first_error(const std::vector<int>& rows);
   template <class F>
   void for_rows(const std::vector<int>& rows, F&& f);
@@ -152,6 +167,9 @@ class Simulator {
   int threads_ = 0;
   uint64_t watchdog_ = 10000;
   size_t parallel_min_routers_ = 512;
+  bool threads_forced_ = false;  // the user set parallel_min_routers: no measuring
+  ThreadChoice thread_choice_;
+  bool cycle_parallel_ = false;  // this cycle runs in several threads
   uint64_t parallel_phases_ = 0;  // this run's phases in several threads
   bool broken_ = false;
   // The run in progress (between start_run and finish_run).

@@ -130,3 +130,19 @@ def test_a_cycle_that_fails_in_both_phases_raises_the_error_one_thread_meets_fir
         assert _error(threads, a_row, b_row, fail_cycle) == want
     w = _failing_wafer(2, a_row, b_row, fail_cycle)
     assert w.run(max_cycles=fail_cycle).parallel_phases > 0  # chunked cycles ran
+
+
+# ---- one thread or several ---------------------------------------------------------------
+
+def test_a_threshold_the_user_sets_survives_program_loads():
+    """Loading programs lowers the floor for sharing a cycle (compute elements do more work
+    per router) unless the user set the threshold, which also turns off the measuring."""
+    prog = ".code\n.task main, 40\nmain: term\n"
+    w = ws.Wafer(4, 4)
+    assert w.parallel_min_routers == 512
+    w.pe(0, 0).load(prog)
+    assert w.parallel_min_routers == 256
+    w = ws.Wafer(4, 4)
+    w.parallel_min_routers = 7
+    w.load(prog)
+    assert w.parallel_min_routers == 7

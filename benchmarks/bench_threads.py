@@ -14,8 +14,9 @@ is faster, docs/fabric.md "One thread or several"), so the team itself is timed.
 
 ``--break-even``: where two threads start to pay on this machine, as it is. For packets
 (injection 0.3, 1,000 cycles) and program 3 (16 x 16 blocks) on square wafers of growing
-size, 1 thread against 2 threads forced on every cycle, alternating; prints the routers
-processed per cycle and the ratio of the medians (below 1: two threads are faster).
+size, 1 thread against 2 threads forced on every cycle, alternating, as the machine is
+and beside busy processes (``--loads``); prints the routers processed per cycle and the
+ratio of the medians (below 1: two threads are faster).
 
 Run: python benchmarks/bench_threads.py [--repeat 5] [--cycles 2000] [--size 32]
      [--spins 0,50,1000] [--loads idle,loaded] [--quick]
@@ -76,9 +77,9 @@ BREAK_EVEN_CHILD = textwrap.dedent("""
 """)
 
 
-def break_even(sizes: list[int], repeat: int) -> None:
-    print("1 thread against 2 threads on every cycle, seconds per cycle (medians of "
-          f"{repeat} alternating runs); ratio below 1: two threads faster")
+def break_even(sizes: list[int], repeat: int, load: str) -> None:
+    print(f"{load}: 1 thread against 2 threads on every cycle, seconds per cycle (medians "
+          f"of {repeat} alternating runs); ratio below 1: two threads faster")
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     for kind in ("packets", "program 3"):
@@ -125,7 +126,12 @@ def main() -> None:
                     help="--break-even: wafer sides to try")
     args = ap.parse_args()
     if args.break_even:
-        break_even([int(v) for v in args.sizes.split(",")], args.repeat)
+        for load in args.loads.split(","):
+            procs = start_load(args.busy) if load == "loaded" else []
+            try:
+                break_even([int(v) for v in args.sizes.split(",")], args.repeat, load)
+            finally:
+                stop_load(procs)
         return
     if args.quick:
         args.cycles, args.repeat, args.spins, args.loads = 200, 1, "50", "idle"

@@ -238,6 +238,54 @@ def test_code_rewritten_under_a_running_loop_takes_effect_at_once():
     assert pe.gpr(1) - before in (3 * 49, 3 * 50, 3 * 51)
 
 
+LOOP = """
+.task t, 1
+t:  li r1, 0
+loop: addi r1, {k}
+    jmp loop
+"""
+
+
+def _code_image(k):
+    """The bytes of code memory holding LOOP with increment k (from a lone PE)."""
+    pe = ws.pe.LonePE()
+    pe.load(LOOP.format(k=k))
+    cfg = pe.config
+    return cfg.data_bytes, pe.read_memory(cfg.data_bytes, cfg.code_bytes)
+
+
+def test_a_code_write_into_one_pe_leaves_the_pes_that_loaded_the_same_code_unchanged():
+    """PEs loaded with the same program share one decoded copy of it; a host write into one
+    PE's code memory, under its running loop, changes that PE's code at once and no other's
+    (each keeps adding its own increment every two cycles)."""
+    w = ws.Wafer(1, 4)
+    w.load(LOOP.format(k=1))
+    w.launch("t")
+    w.run(max_cycles=101)
+    before = [w.pe(0, c).gpr(1) for c in range(4)]
+    assert len(set(before)) == 1 and 45 <= before[0] <= 51
+    addr, image = _code_image(3)
+    w.pe(0, 2).write_memory(addr, image)
+    w.run(max_cycles=100)
+    gains = [w.pe(0, c).gpr(1) - before[c] for c in range(4)]
+    assert gains[0] == gains[1] == gains[3] and 49 <= gains[0] <= 51
+    assert gains[2] == 3 * gains[0]
+
+
+def test_lone_pes_with_the_same_program_keep_their_own_code_when_one_is_rewritten():
+    pes = [ws.pe.LonePE() for _ in range(3)]
+    for pe in pes:
+        pe.load(LOOP.format(k=1))
+        pe.launch("t")
+        pe.run(101)
+    addr, image = _code_image(5)
+    pes[1].write_memory(addr, image)
+    for pe in pes:
+        pe.run(100)
+    assert [pe.gpr(1) for pe in pes] == [pes[0].gpr(1), pes[0].gpr(1) + 4 * 50,
+                                         pes[0].gpr(1)]
+
+
 # ---- one-element operations on registers --------------------------------------------------
 
 TWO_SOURCE = ["add16", "sub16", "mul16", "and16", "or16", "xor16", "shl16", "shr16", "sar16",

@@ -67,6 +67,23 @@ def test_program_3_is_identical_asleep_and_awake(size, block, threads):
     assert asleep[1][5] > 0
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_ce_woken_during_a_timed_sleep_that_sleeps_again_until_the_same_cycle(threads):
+    """Program 2 on two PEs with fp32 blocks of 8: a wavelet wakes a CE in the middle of a
+    bulk operation's timed sleep, and it falls asleep again until the same cycle (the
+    operation's end). Its wake at that cycle is counted once: the run ends when the work
+    does, with the same cycles and statistics as awake."""
+    def one(sleep):
+        r = matvec.run_row(8, 16, 2, "fp32", 1.0, seed=0, endpoint_sleep=sleep,
+                           threads=threads, cycle_limit=20_000)
+        s = r["stats"]
+        return (r["y"].tobytes(), _run_view(s), _pes_view(s)), s.slept_cycles
+
+    asleep, awake = _both(one)
+    assert asleep == awake
+    assert asleep[1][1] and asleep[1][0] < 1000  # quiescent, long before the limit
+
+
 @settings(max_examples=12, deadline=None)
 @given(rows=st.integers(1, 4), cols=st.integers(1, 5), block=st.sampled_from([2, 4, 8]),
        density=st.sampled_from([0.3, 1.0]), dtype=st.sampled_from(["fp16", "fp32"]),

@@ -28,7 +28,7 @@ struct CycleCounters {
   // Accumulated over a run.
   uint64_t injected = 0;   // wavelets that entered a router from a ramp or an edge port
   uint64_t delivered = 0;  // wavelets handed to a ramp or edge endpoint
-  uint64_t slept_cycles = 0;  // endpoint cycles counted when a delivery woke them
+  uint64_t slept_cycles = 0;  // endpoint cycles counted when a delivery or its timer woke them
   LatencyCounts latency;          // delivered wavelets by cycles since their stamp
   std::vector<uint64_t> hop_hist;  // delivered wavelets by router-to-router hops
 

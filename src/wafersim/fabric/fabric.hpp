@@ -173,7 +173,8 @@ class Fabric {
   // --- sleeping ramp endpoints (RampEndpoint::sleep_span; docs/fabric.md) -------------
   // In color mode a ramp endpoint that will only count for a while sleeps: phase B stops
   // stepping it and its router may leave the active set. The phases wake it when they
-  // deliver to it; the simulator wakes it when its sleep ends and at the end of a run.
+  // deliver to it and (phase A) when its timed sleep ends, the simulator having put its
+  // router back in the active set; the simulator wakes all at the end of a run.
   // On by default; between runs only.
   void set_endpoint_sleep(bool on) { endpoint_sleep_ = on; }
   bool endpoint_sleep() const { return endpoint_sleep_; }

@@ -119,6 +119,7 @@ class Fabric::RowPass : RowFrame {
   [[gnu::always_inline]] bool asleep(uint32_t id) const { return sleep_from_[id] != kNever; }
   bool try_sleep(uint32_t id, PortAttachment& ramp);
   void wake(uint32_t id);
+  bool wake_if_due(uint32_t id);
 
   const int capacity_;
   const int threshold_;       // a queue holding more stalls its sources [0333]
@@ -351,7 +352,7 @@ bool Fabric::RowPass::send_rows(const uint64_t* active) {
       send<kHolds>(rt, id, col, switched);
       // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
       // A sleeping one only counts, later.
-      if (!asleep(id)) step_endpoint<kHolds>(rt, id, rt.ramp, kRamp, switched);
+      if (!asleep(id) || wake_if_due(id)) step_endpoint<kHolds>(rt, id, rt.ramp, kRamp, switched);
       for (uint8_t e = rt.edge_ports; e; e &= static_cast<uint8_t>(e - 1)) {
         const Dir d = first_dir(e);
         step_endpoint<kHolds>(rt, id, *f.attachment(id, d), d, switched);
@@ -496,6 +497,15 @@ void Fabric::RowPass::wake(uint32_t id) {
   if (f_.sleep_until_[id] != kNever) --counters_.timed_asleep_delta;
   else --counters_.untimed_asleep_delta;
   counters_.slept_cycles += f_.wake_endpoint(id, cycle_ + 1);
+}
+
+// A timed sleep that ends with this cycle (the simulator has put the router back in the
+// active set and counts the endpoint as awake, sim/sleepers.hpp): the endpoint counts the
+// cycles it slept here, in its row's phase A, and then steps.
+bool Fabric::RowPass::wake_if_due(uint32_t id) {
+  if (f_.sleep_until_[id] > cycle_) return false;
+  counters_.slept_cycles += f_.wake_endpoint(id, cycle_);
+  return true;
 }
 
 // One router's phase B.

@@ -22,27 +22,33 @@ namespace wafersim::pe {
 struct CeCore {
   // `memory`: zeroed storage for the PE memory (a wafer's arena slot), or nullptr.
   explicit CeCore(const CeConfig& c, uint8_t* memory = nullptr)
-      : cfg(c),
-        mem(c.memory_bytes, c.data_bytes(), memory),
+      : picker(c.picker),
         inq(fabric::kMaxColorIds, c.input_queue_depth, c.input_queue_depth - 2),
         outq(c.fabric_colors, c.output_queue_depth),
-        picker(c.picker),
+        cfg(c),
+        mem(c.memory_bytes, c.data_bytes(), memory),
         rng(c.rng_resources, c.rng_seed) {}
 
+  // What every stepped CE reads each cycle comes first (a few cache lines per PE-cycle,
+  // docs/scale.md): the picker, the cycle, the statistics, the queues' masks, the
+  // configuration (its flags lead).
+  Picker picker;                            // with Active Bits 898 and Block Bits 899
+  uint64_t cycle = 0;
+  uint64_t progress = 0;  // bumps on every observable step; the watchdog compares it
+ private:
+  std::unique_ptr<CeStats> stats_;  // allocated on first use: idle PEs stay small
+ public:
+  bool flag = false;                        // result of the last comparison
+  uint32_t base = 0;                        // Base 890, in instructions [0346]
+  QueueBank inq;                            // Input Qs 897, one per id [0341]; crowded:
+                                            // above depth-2, stalls the router [0329]
+  QueueBank outq;                           // Output Queues 859, one per fabric color [0360]
   CeConfig cfg;
   PeMemory mem;
   std::array<uint16_t, isa::kGprs> gpr{};  // RF 842 [0359]
   DsrFile dsr;                              // DSRs 846 [0355]
-  QueueBank inq;                            // Input Qs 897, one per id [0341]; crowded:
-                                            // above depth-2, stalls the router [0329]
-  QueueBank outq;                           // Output Queues 859, one per fabric color [0360]
-  Picker picker;                            // with Active Bits 898 and Block Bits 899
   numerics::FpControl fpc;                  // FP Control Register 2925 [0680]
   numerics::LfsrBank rng;                   // RNGs 2921 [0671]
-  bool flag = false;                        // result of the last comparison
-  uint32_t base = 0;                        // Base 890, in instructions [0346]
-  uint64_t cycle = 0;
-  uint64_t progress = 0;  // bumps on every observable step; the watchdog compares it
 
   bool is_local(int color) const { return color >= cfg.fabric_colors; }
   std::string name() const { return pe_name(cfg); }
@@ -92,8 +98,6 @@ struct CeCore {
     if (inq.size(q) > m) m = static_cast<uint8_t>(inq.size(q));
   }
 
- private:
-  std::unique_ptr<CeStats> stats_;  // allocated on first use: idle PEs stay small
 };
 
 }  // namespace wafersim::pe

@@ -26,6 +26,10 @@ void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) 
                        std::to_string(core_.cfg.max_instructions()) + " (" +
                        std::to_string(core_.cfg.code_bytes) + " bytes of code memory)");
   }
+  // Code memory never written before holds zeros: after this load it holds exactly
+  // `words`, whose decoded form other CEs may have already (decoded.hpp).
+  const bool fresh = core_.mem.code_version() == 0;
+  shared_.reset();  // the code changes (also if a word below is refused)
   for (size_t i = 0; i < words.size(); ++i) {
     if (words[i] >> isa::kWordBits) {
       throw ProgramError(core_.name() + ": instruction word " + hex(words[i]) + " at index " +
@@ -38,6 +42,7 @@ void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) 
     w = (w & ~(uint64_t{0xFFFFF} << shift)) | (uint64_t{words[i]} << shift);
     core_.mem.write_le(addr, 8, w);
   }
+  if (fresh && !words.empty()) shared_ = SharedProgram::find(first, words);
 }
 
 void ComputeElement::check_memory_range(const char* what, uint64_t addr, uint64_t n) const {
@@ -53,6 +58,9 @@ void ComputeElement::check_memory_range(const char* what, uint64_t addr, uint64_
 void ComputeElement::write_memory(uint32_t addr, std::span<const uint8_t> bytes) {
   check_memory_range("write", addr, bytes.size());
   host_change();
+  // Code written: this CE decodes its own instructions from now on; the shared program
+  // stays as it was for the others.
+  if (!bytes.empty() && addr + bytes.size() > core_.cfg.data_bytes()) shared_.reset();
   core_.mem.write(addr, bytes);
 }
 

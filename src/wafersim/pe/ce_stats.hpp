@@ -54,22 +54,23 @@ const char* id_change_name(IdChange c);
 const char* id_cause_name(IdCause c);
 
 // The numeric counters (everything but the trace spans).
+// (The counters most cycles bump come first: one cache line of a CeStats.)
 struct CeCounters {
   uint64_t cycles = 0;        // cycles stepped
   uint64_t busy_cycles = 0;   // a task was starting or running
   uint64_t stall_cycles = 0;  // the running task could not issue or iterate
+  uint64_t iterations = 0;              // vector iterations (foreground and microthreads)
+  uint64_t element_ops = 0;             // elements processed by vector operations
+  uint64_t wavelets_in = 0;             // accepted from the off ramp
+  uint64_t wavelets_out = 0;            // handed to the on ramp
+  uint64_t microthread_iterations = 0;  // of iterations, those run by microthreads
   std::array<uint64_t, fabric::kMaxColorIds> busy_by_id{};
   std::array<uint64_t, fabric::kMaxColorIds> tasks_by_id{};
   std::array<uint64_t, isa::kOps> instructions{};  // issued, by opcode
   std::array<uint64_t, kStallCauses> stalls{};     // foreground stall cycles by cause
   std::array<uint64_t, kStallCauses> microthread_waits{};  // microthread-cycles waiting, by cause
   uint64_t microthread_blocked = 0;  // microthread-cycles held back by a blocked owner [0390]
-  uint64_t iterations = 0;              // vector iterations (foreground and microthreads)
-  uint64_t microthread_iterations = 0;  // of which run by microthreads
-  uint64_t element_ops = 0;             // elements processed by vector operations
   uint64_t suspensions = 0;             // microthread suspensions [0606]
-  uint64_t wavelets_in = 0;             // accepted from the off ramp
-  uint64_t wavelets_out = 0;            // handed to the on ramp
   uint64_t wavelets_local = 0;          // local-color wavelets delivered to our own queues
   uint64_t wavelets_filtered = 0;       // data wavelets an input filter dropped [0597]
   uint64_t tensor_passes = 0;           // matrix-array passes of the attached tensor unit
@@ -82,7 +83,8 @@ struct CeCounters {
   std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};  // high-water marks
 };
 
-struct CeStats : CeCounters {
+// Aligned to a cache line: the first counters share one (CeCore::stats allocates it).
+struct alignas(64) CeStats : CeCounters {
   std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
   std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
   std::vector<IdEvent> id_events;                   // only with CeConfig::trace

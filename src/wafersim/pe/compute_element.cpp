@@ -10,9 +10,9 @@ using fabric::ColorMask;
 using fabric::Wavelet;
 
 ComputeElement::ComputeElement(const CeConfig& cfg, uint8_t* memory)
-    : core_((validate(cfg), cfg), memory),
-      fabric_mask_(cfg.fabric_colors >= 64 ? ~ColorMask{0}
-                                           : (ColorMask{1} << cfg.fabric_colors) - 1) {}
+    : core_((validate(cfg), cfg), memory) {
+  fabric_mask_ = cfg.fabric_colors >= 64 ? ~ColorMask{0} : (ColorMask{1} << cfg.fabric_colors) - 1;
+}
 
 // ---- cycle contract ----------------------------------------------------------------------
 

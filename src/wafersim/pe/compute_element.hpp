@@ -24,6 +24,7 @@
 
 #include "wafersim/fabric/wavelet.hpp"
 #include "wafersim/pe/ce_core.hpp"
+#include "wafersim/pe/decoded.hpp"
 #include "wafersim/pe/isa.hpp"
 #include "wafersim/pe/vector_op.hpp"
 
@@ -144,12 +145,12 @@ class ComputeElement {
   std::vector<Wait> waits() const;
 
  private:
-  struct Task {
-    bool active = false;
+  struct Task {  // (32 bytes)
+    uint64_t start = 0, issue_at = 0;
+    uint32_t pc = 0;
     int id = 0;       // entry and owner id
     int color = 0;    // the queue a fabric input reads by default [0510]
-    uint32_t pc = 0;
-    uint64_t start = 0, issue_at = 0;
+    bool active = false;
     TaskStart how = TaskStart::activation;
   };
 
@@ -160,29 +161,17 @@ class ComputeElement {
   // microthread k-1, -1 none) and, for a microthread, its probe.
   int choose_slot(bool fg_ready, Probe& chosen_probe);
   void run_foreground(const Probe& p);
-  // How an instruction issues, judged once when it is decoded (sequencer.cpp): `checked`
-  // goes through the checks of issue_checked (illegal words, empty entries, tensor
-  // instructions that wait for the unit); the others go straight to their execution, the
-  // loop-control instructions of a scalar loop without even execute_scalar's dispatch.
-  enum class Route : uint8_t { checked, scalar, vector, compare, alu, add_imm, jump, branch_rel };
-  struct Decoded {
-    Instruction in;
-    Route route = Route::checked;
-    uint8_t reg0 = 0, reg1 = 0;
-    bool src1_imm = false;
-    // add_imm: the sign-extended immediate; jump: the target; branch_rel: the signed
-    // offset, taken when the flag equals `cond`; compare (a 16-bit comparison of a
-    // register with a register or an immediate, a one-element vector operation) and alu
-    // (a 16-bit operation whose destination is register reg0, its source 0 the same
-    // register when `src0`, its source 1 a register or an immediate): the immediate's
-    // value when src1_imm, else src1 is register reg1.
-    int32_t value = 0;
-    bool cond = false;
-    bool src0 = false;
-  };
   uint32_t fetch(uint32_t index) const;  // index < max_instructions
-  const Decoded& decoded(uint32_t index);  // index < max_instructions
-  Decoded classify(const Instruction& in) const;
+  // Instruction `index` (< max_instructions) decoded: from the shared program while this
+  // CE's code is the one it loaded, else from its own table (decode_own fills it).
+  const Decoded& decoded(uint32_t index) {
+    if (shared_) return shared_->at(index);
+    if (decoded_version_ == core_.mem.code_version() && index < decoded_at_.size()) {
+      if (const uint16_t at = decoded_at_[index]) return decoded_[at - 1u];
+    }
+    return decode_own(index);
+  }
+  const Decoded& decode_own(uint32_t index);
   void issue_instruction();
   void issue_checked(const Instruction& in);
   void execute_compare(const Decoded& d);
@@ -224,35 +213,43 @@ class ComputeElement {
   void finish_task();
   [[noreturn]] void fail(const Instruction& in, const std::string& what) const;
 
-  CeCore core_;
+  // Members in the order one cycle reads them: what every stepped CE reads or writes
+  // each cycle first (its task, the quiet and bulk states, the slot, stall and progress
+  // words, then the core's picker, cycle, statistics and queue masks: a few cache lines
+  // per PE-cycle, docs/scale.md "Threads that scale"), what a running operation or the
+  // host reads after.
   Task task_;
-  std::unique_ptr<VectorOp> fg_;  // the running task's vector operation, if any
   bool fg_active_ = false;
-  // UT State 845: suspended operations [0362]; storage is kept for reuse, ut_used_ says
-  // which entries hold a live operation.
-  std::array<std::unique_ptr<VectorOp>, 8> ut_;
-  unsigned ut_used_ = 0;
-  fabric::ColorMask fabric_mask_;
-  int exec_rr_ = 0;  // round robin between the foreground and ready microthreads
-  int out_rr_ = 0;   // round robin over output queues toward the on ramp
-  fabric::ColorMask stall_to_router_ = 0;
-  std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
-  // Instructions decoded once, on their first issue, in issue order; decoded_at_[index] is
-  // 1 + the position of instruction `index` there, or 0: not decoded yet. All dropped when
-  // code memory is written. Only issued instructions take room: the entry table of 64
-  // tasks spreads a small program over hundreds of indices.
-  std::vector<Decoded> decoded_;
-  std::vector<uint16_t> decoded_at_;
-  uint64_t decoded_version_ = 0;
   // The foreground stalled last cycle with nothing else to run, and nothing it waits on
   // has changed since (no wavelet in or out, no host write): this cycle stalls the same
   // way, so it only counts the stall (cause quiet_cause_) without probing the operands.
   bool quiet_ = false;
   StallCause quiet_cause_ = StallCause::none;
+  unsigned ut_used_ = 0;  // which UT State entries (ut_) hold a live operation
+  int exec_rr_ = 0;  // round robin between the foreground and ready microthreads
+  int out_rr_ = 0;   // round robin over output queues toward the on ramp
+  fabric::ColorMask fabric_mask_ = 0;
+  fabric::ColorMask stall_to_router_ = 0;
   // Bulk vector execution: cycles of full iterations the foreground operation still only
   // counts, and the iterations counted whose work is not done yet (settle does it).
   uint64_t bulk_left_ = 0;
   uint64_t bulk_owed_ = 0;
+  std::unique_ptr<CeTensor> tensor_;  // created on the first tensor instruction
+  std::unique_ptr<VectorOp> fg_;  // the running task's vector operation, if any
+  // The program decoded once for every CE that loaded the same code (decoded.hpp), while
+  // code memory is as that load left it: every host write that reaches code memory
+  // (load_code, write_memory; the CE's own stores cannot) drops it first.
+  std::shared_ptr<const SharedProgram> shared_;
+  CeCore core_;
+  // UT State 845: suspended operations [0362]; storage is kept for reuse.
+  std::array<std::unique_ptr<VectorOp>, 8> ut_;
+  // Without a shared program, instructions decoded once, on their first issue, in issue
+  // order; decoded_at_[index] is 1 + the position of instruction `index` there, or 0: not
+  // decoded yet. All dropped when code memory is written. Only issued instructions take
+  // room: the entry table of 64 tasks spreads a small program over hundreds of indices.
+  std::vector<Decoded> decoded_;
+  std::vector<uint16_t> decoded_at_;
+  uint64_t decoded_version_ = 0;
 };
 
 }  // namespace wafersim::pe

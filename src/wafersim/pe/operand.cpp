@@ -197,6 +197,15 @@ Operand gpr_operand(const CeCore& core, const IssueCtx& at, int reg, Elem elem, 
   return o;
 }
 
+uint32_t imm_value(int code, Elem elem) {
+  if (elem == Elem::fp16) return isa::kFpImm16[code];
+  if (elem == Elem::fp32) return isa::kFpImm32[code];
+  if (elem == Elem::i32) {
+    return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(isa::kIntImm[code])));
+  }
+  return isa::kIntImm[code];
+}
+
 Operand imm_operand(const CeCore&, const IssueCtx&, int code, Elem elem) {
   Operand o;
   o.kind = OpndKind::imm;
@@ -204,14 +213,8 @@ Operand imm_operand(const CeCore&, const IssueCtx&, int code, Elem elem) {
   o.bytes = static_cast<uint8_t>(elem_bytes(elem));
   if (code == isa::kImmPrn) {
     o.prn = true;
-  } else if (elem == Elem::fp16) {
-    o.value = isa::kFpImm16[code];
-  } else if (elem == Elem::fp32) {
-    o.value = isa::kFpImm32[code];
-  } else if (elem == Elem::i32) {
-    o.value = static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(isa::kIntImm[code])));
   } else {
-    o.value = isa::kIntImm[code];
+    o.value = imm_value(code, elem);
   }
   return o;
 }

@@ -78,6 +78,8 @@ struct Operand {
 
 Operand gpr_operand(const CeCore& core, const IssueCtx& at, int reg, isa::Elem elem, Role role);
 Operand imm_operand(const CeCore& core, const IssueCtx& at, int code, isa::Elem elem);
+// The value of immediate `code` (not the LFSR draw, isa::kImmPrn) as an element of `elem`.
+uint32_t imm_value(int code, isa::Elem elem);
 Operand mem_gpr6_operand(isa::Elem elem);
 Operand mem_abs_operand(uint32_t addr, isa::Elem elem);
 // A descriptor operand read from DSR `set`[n] at issue; `task_color` is the queue a

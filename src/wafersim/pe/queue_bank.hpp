@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <memory>
 
@@ -26,10 +25,10 @@ class QueueBank {
 
   int queues() const { return queues_; }
   int capacity() const { return capacity_; }
-  int size(int q) const { return count_[q]; }
-  bool empty(int q) const { return count_[q] == 0; }
-  bool full(int q) const { return count_[q] >= capacity_; }
-  int space(int q) const { return capacity_ - count_[q]; }
+  int size(int q) const { return q < allocated_ ? state_[q].count : 0; }
+  bool empty(int q) const { return size(q) == 0; }
+  bool full(int q) const { return size(q) >= capacity_; }
+  int space(int q) const { return capacity_ - size(q); }
   fabric::ColorMask nonempty() const { return nonempty_; }
   // The queues holding more than `crowded_above` wavelets, kept up to date by push and
   // pop so that a reader each cycle need not count.
@@ -37,44 +36,54 @@ class QueueBank {
 
   // The i-th oldest wavelet of queue q (i < size(q)).
   const fabric::Wavelet& at(int q, int i) const {
-    return storage_[slot(q, (head_[q] + i) % capacity_)];
+    return storage_[slot(q, (state_[q].head + i) % capacity_)];
   }
   const fabric::Wavelet& front(int q) const { return at(q, 0); }
 
   void push(int q, const fabric::Wavelet& w) {
     if (full(q)) internal_error("push into a full CE queue (color " + std::to_string(q) + ")");
     if (q >= allocated_) grow(q + 1);
-    storage_[slot(q, (head_[q] + count_[q]) % capacity_)] = w;
+    State& st = state_[q];
+    storage_[slot(q, (st.head + st.count) % capacity_)] = w;
     const fabric::ColorMask bit = fabric::ColorMask{1} << q;
     nonempty_ |= bit;
-    if (++count_[q] > crowded_above_) crowded_ |= bit;
+    if (++st.count > crowded_above_) crowded_ |= bit;
   }
   fabric::Wavelet pop(int q) {
     if (empty(q)) internal_error("pop from an empty CE queue (color " + std::to_string(q) + ")");
-    fabric::Wavelet w = storage_[slot(q, head_[q])];
-    head_[q] = static_cast<uint8_t>((head_[q] + 1) % capacity_);
+    State& st = state_[q];
+    fabric::Wavelet w = storage_[slot(q, st.head)];
+    st.head = static_cast<uint8_t>((st.head + 1) % capacity_);
     const fabric::ColorMask bit = fabric::ColorMask{1} << q;
-    if (--count_[q] <= crowded_above_) crowded_ &= ~bit;
-    if (count_[q] == 0) nonempty_ &= ~bit;
+    if (--st.count <= crowded_above_) crowded_ &= ~bit;
+    if (st.count == 0) nonempty_ &= ~bit;
     return w;
   }
 
  private:
+  struct State {
+    uint8_t head = 0, count = 0;
+  };
   // Room for queues 0..n-1; the queues below the old count keep their slots.
   void grow(int n) {
     auto bigger = std::make_unique<fabric::Wavelet[]>(slot(n, 0));
     std::copy(storage_.get(), storage_.get() + slot(allocated_, 0), bigger.get());
+    auto states = std::make_unique<State[]>(static_cast<size_t>(n));
+    std::copy(state_.get(), state_.get() + allocated_, states.get());
     storage_ = std::move(bigger);
+    state_ = std::move(states);
     allocated_ = n;
   }
   size_t slot(int q, int i) const {
     return static_cast<size_t>(q) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
   }
-  int queues_, capacity_, crowded_above_;
-  std::unique_ptr<fabric::Wavelet[]> storage_;
-  int allocated_ = 0;  // queues with storage: 0..allocated_-1
-  std::array<uint8_t, kMaxQueues> head_{}, count_{};
+  // The masks, then a queue's head and count, kept apart from the wavelets (and this
+  // object small) so that the masks of a CE's two banks share a cache line.
   fabric::ColorMask nonempty_ = 0, crowded_ = 0;
+  int queues_, capacity_, crowded_above_;
+  int allocated_ = 0;  // queues with storage: 0..allocated_-1
+  std::unique_ptr<State[]> state_;
+  std::unique_ptr<fabric::Wavelet[]> storage_;
 };
 
 }  // namespace wafersim::pe

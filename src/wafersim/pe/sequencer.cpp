@@ -29,7 +29,7 @@ uint32_t ComputeElement::fetch(uint32_t index) const {
   return static_cast<uint32_t>((word >> (20 * (index % 3))) & 0xFFFFFu);
 }
 
-const ComputeElement::Decoded& ComputeElement::decoded(uint32_t index) {
+const Decoded& ComputeElement::decode_own(uint32_t index) {
   if (decoded_version_ != core_.mem.code_version()) {
     decoded_.clear();
     decoded_at_.clear();
@@ -47,89 +47,6 @@ const ComputeElement::Decoded& ComputeElement::decoded(uint32_t index) {
   return decoded_[at - 1u];
 }
 
-namespace {
-
-// A vector-kind instruction that is an operation on one 16-bit register: its destination
-// a register (in place of source 0 in the two-source form), source 1 a register or an
-// immediate other than the LFSR draw, and no multiply-accumulate (which also reads the
-// scalar in GPR2/3).
-bool alu_on_registers(const Instruction& in) {
-  const isa::OpInfo& info = in.info();
-  const auto narrow = [](isa::Elem e) { return e != isa::Elem::fp32 && e != isa::Elem::i32; };
-  if (info.vop == isa::VecOp::fmac || info.vop == isa::VecOp::fmac_mixed ||
-      !narrow(info.src0) || !narrow(info.src1) || !narrow(info.dst)) {
-    return false;
-  }
-  const bool src1_ok = in.op1_type == 2 || (in.op1_type == 3 && in.op1 != isa::kImmPrn);
-  if (info.family == isa::Family::dst2src) return in.op0_type == 2 && src1_ok;
-  if (info.family == isa::Family::dst1src) return in.op0_type != 0 && src1_ok;
-  return false;
-}
-
-}  // namespace
-
-ComputeElement::Decoded ComputeElement::classify(const Instruction& in) const {
-  Decoded d;
-  d.in = in;
-  if (in.word == 0 || in.op == isa::Op::illegal) return d;  // checked: errors name the cause
-  const isa::OpInfo& info = in.info();
-  const Kind kind = info.kind;
-  if (kind == Kind::tensor) return d;  // checked: it may wait for the unit
-  const bool vector_source = in.family == isa::Family::nodst1src && in.op1_type == 0;
-  if (kind == Kind::compare) {
-    // A register (operand 0 type != 0) against a register (type 2) or an immediate (type
-    // 3, not the LFSR draw), 16-bit elements: issue_vector_op would resolve two register
-    // or immediate operands of one element, without error.
-    const auto narrow = [](isa::Elem e) { return e != isa::Elem::fp32 && e != isa::Elem::i32; };
-    const bool imm = in.op1_type == 3 && in.op1 != isa::kImmPrn;
-    if (in.family == isa::Family::nodst2src && in.op0_type != 0 && narrow(info.src0) &&
-        narrow(info.src1) && (in.op1_type == 2 || imm)) {
-      d.route = Route::compare;
-      d.reg0 = in.op0;
-      d.reg1 = in.op1;
-      d.src1_imm = imm;
-      if (imm) {
-        d.value = static_cast<int32_t>(
-            imm_operand(core_, {0, info.mnemonic, "src1"}, in.op1, info.src1).value);
-      }
-      return d;
-    }
-    d.route = Route::vector;
-  } else if (kind == Kind::vector && alu_on_registers(in)) {
-    // A one-element operation on registers: issue_vector_op would resolve register and
-    // immediate operands of one element, without error, and run one iteration.
-    d.route = Route::alu;
-    d.reg0 = in.op0;
-    d.reg1 = in.op1;
-    d.src0 = info.family == isa::Family::dst2src;
-    d.src1_imm = in.op1_type == 3;
-    if (d.src1_imm) {
-      d.value = static_cast<int32_t>(
-          imm_operand(core_, {0, info.mnemonic, "src1"}, in.op1, info.src1).value);
-    }
-  } else if (kind == Kind::vector ||
-             ((kind == Kind::block || kind == Kind::unblock || kind == Kind::activate) &&
-              vector_source)) {
-    d.route = Route::vector;
-  } else if (kind == Kind::addi) {
-    d.route = Route::add_imm;
-    d.reg0 = in.op0;
-    d.value = static_cast<int32_t>(sign_extend(in.imm10(), 10));
-  } else if (kind == Kind::jump) {
-    d.route = Route::jump;
-    d.value = in.imm14();
-  } else if (kind == Kind::branch && in.op1_type == 3) {
-    // An immediate is a signed offset from the branch (a register or memory value, an
-    // absolute target: execute_scalar).
-    d.route = Route::branch_rel;
-    d.value = static_cast<int32_t>(sign_extend(in.imm8(), 8));
-    d.cond = info.cond;
-  } else {
-    d.route = Route::scalar;
-  }
-  return d;
-}
-
 void ComputeElement::issue_instruction() {
   const uint32_t pc = task_.pc;
   if (pc >= core_.cfg.max_instructions()) {
@@ -137,12 +54,9 @@ void ComputeElement::issue_instruction() {
                        std::to_string(pc) + " is outside instruction memory (" +
                        std::to_string(core_.cfg.max_instructions()) + " instructions)");
   }
-  // The entry stays in place while the instruction executes: only decoded() changes the
-  // table.
-  const uint16_t at = decoded_version_ == core_.mem.code_version() && pc < decoded_at_.size()
-                          ? decoded_at_[pc]
-                          : 0;
-  const Decoded& d = at ? decoded_[at - 1u] : decoded(pc);  // pc checked above
+  // The entry stays in place while the instruction executes: only decode_own() changes
+  // the CE's own table, and a shared program never changes.
+  const Decoded& d = decoded(pc);  // pc checked above
   if (d.route == Route::checked) {
     issue_checked(d.in);
     return;

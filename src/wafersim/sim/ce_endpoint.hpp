@@ -22,7 +22,9 @@ namespace wafersim::sim {
 
 static_assert(pe::ComputeElement::kUntilWavelet == fabric::RampEndpoint::kUntilDelivery);
 
-class CeEndpoint final : public fabric::RampEndpoint {
+// Aligned to a cache line, so that the words one cycle reads (the first few members here
+// and in pe::ComputeElement) fill as few lines as they can.
+class alignas(64) CeEndpoint final : public fabric::RampEndpoint {
  public:
   // `memory`: the PE memory's storage (pe::ComputeElement).
   CeEndpoint(const pe::CeConfig& cfg, uint8_t* memory) : ce_(cfg, memory) {}
@@ -60,6 +62,10 @@ class CeEndpoint final : public fabric::RampEndpoint {
  private:
   void feed_one();
 
+  // (Read every cycle, so next to the CE's own first words.)
+  fabric::ColorMask feeding_ = 0;    // colors with wavelets still to enter
+  fabric::ColorMask capture_ = 0;
+  size_t fed_ = 0;                   // wavelets still to enter
   pe::ComputeElement ce_;
   struct Feed {  // one color's host stream, in order
     uint8_t color = 0;
@@ -67,10 +73,7 @@ class CeEndpoint final : public fabric::RampEndpoint {
     std::vector<fabric::Wavelet> items;
   };
   std::vector<Feed> feeds_;          // sorted by color
-  fabric::ColorMask feeding_ = 0;    // colors with wavelets still to enter
-  size_t fed_ = 0;                   // wavelets still to enter
   uint8_t feed_last_ = 63;           // round-robin pointer over the colors
-  fabric::ColorMask capture_ = 0;
   std::vector<fabric::Arrival> captured_;
 };
 

@@ -45,23 +45,24 @@ void Simulator::set_watchdog(uint64_t cycles) {
   watchdog_ = cycles;
 }
 
-// Below parallel_min_routers_ active routers (default 512) a phase runs in one thread: a
-// parallel region and its barrier cost more than the work (and far more on an
-// oversubscribed machine).
-// Rows go to threads in contiguous blocks (static schedule, row_team.hpp): a thread then
+// Below parallel_min_routers_ active routers (default 512) a cycle runs in one thread:
+// handing it out costs more than the work (and far more on an oversubscribed machine).
+// Above, thread_choice_ measures which is faster, unless the user set the threshold.
+// Work goes to threads in contiguous blocks (static schedule, row_team.hpp): a thread then
 // works on the same rows cycle after cycle, so their state stays in its core's cache, and
 // only the rows at a block's edges share cache lines with another thread; a thread done
-// with its block takes rows from the end of another's. OpenMP gives the default thread
-// count (OMP_NUM_THREADS); the team runs the phases.
-bool Simulator::serial() const {
-  const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
-  return nt <= 1 || active_routers_ < parallel_min_routers_;
+// with its block takes work from the end of another's. OpenMP gives the default thread
+// count (OMP_NUM_THREADS); the team runs the cycles.
+int Simulator::thread_count() const { return threads_ > 0 ? threads_ : omp_get_max_threads(); }
+
+bool Simulator::may_share() const {
+  return thread_count() > 1 && active_routers_ >= parallel_min_routers_ && rows_a_.size() > 1;
 }
 
 template <class F>
 void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
   const int n = static_cast<int>(rows.size());
-  const int nt = threads_ > 0 ? threads_ : omp_get_max_threads();
+  const int nt = thread_count();
   if (n <= 1 || serial()) {
     for (int r : rows) f(r);
     return;
@@ -140,7 +141,12 @@ void Simulator::row_phase_a(int row, uint64_t t) {
   try {
     rs.sent = fabric_.phase_a_row(row, rs.active.data(), t, rs.counters).links;
   } catch (...) {
+    if (!rs.counters.error) rs.failed_in_a = true;
     rs.counters.fail(std::current_exception());
+  }
+  if (rs.sent) {
+    rs.sent_before = rs.sent_at;
+    rs.sent_at = t;
   }
 }
 
@@ -148,6 +154,7 @@ void Simulator::row_phase_a(int row, uint64_t t) {
 // those with work stay active.
 void Simulator::row_phase_b(int row, uint64_t t) {
   RowState& rs = rows_[static_cast<size_t>(row)];
+  rs.b_at = t;
   try {
     uint32_t count = 0;
     rs.processed = fabric_.phase_b_row(row, rs.active.data(), rs.next_active.data(), t,
@@ -155,6 +162,7 @@ void Simulator::row_phase_b(int row, uint64_t t) {
     rs.active.swap(rs.next_active);
     rs.active_count = count;
   } catch (...) {
+    if (!rs.counters.error) rs.failed_in_a = false;
     rs.counters.fail(std::current_exception());
   }
 }
@@ -337,12 +345,20 @@ bool Simulator::advance(Clock::time_point pause_at) {
     // means what it did before endpoints slept), and a timed sleeper works in it.
     const uint64_t asleep = sleepers_.count();
     const bool sleepers_work = sleepers_.timed() > 0;
-    // One thread, and no loop links (row 0 would need the last row's phase A): the
-    // rows' phases interleave (see run_rows_interleaved); else two sweeps.
-    if (!fabric_.topology().loop && serial()) {
+    // One thread or several: by the floor, then by measurement unless the user forced it.
+    const bool measured = may_share() && !threads_forced_;
+    cycle_parallel_ = may_share() && (threads_forced_ || thread_choice_.parallel());
+    const Clock::time_point cycle_start = measured ? Clock::now() : Clock::time_point{};
+    const uint64_t work_a = active_routers_;
+    // Without loop links (row 0 would need the last row's phase A) the rows' phases
+    // interleave: in one thread (run_rows_interleaved), or in chunks of rows shared by
+    // the threads (run_rows_in_chunks); with loop links, two sweeps.
+    if (fabric_.topology().loop) {
+      run_rows_in_sweeps(t, slow_links);
+    } else if (serial()) {
       run_rows_interleaved(t, slow_links);
     } else {
-      run_rows_in_sweeps(t, slow_links);
+      run_rows_in_chunks(t, slow_links, thread_count());
     }
 
     // Merge this cycle's counters (in row order) and find next cycle's active rows.
@@ -363,6 +379,11 @@ bool Simulator::advance(Clock::time_point pause_at) {
       active_routers_ += rs.active_count;
     }
     result.router_cycles += processed + asleep - asleep_processed;
+    if (measured) {
+      thread_choice_.record(cycle_parallel_, work_a + processed,
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                Clock::now() - cycle_start));
+    }
     in_flight = slow > 0;
     result.moves += moves;
     ++result.cycles;

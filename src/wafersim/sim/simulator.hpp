@@ -8,6 +8,7 @@
 // results and cycle counts do not depend on the number of threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/sim/row_team.hpp"
 #include "wafersim/sim/sleepers.hpp"
+#include "wafersim/sim/thread_choice.hpp"
 
 namespace wafersim::sim {
 
@@ -45,8 +47,18 @@ class Simulator {
   // Raise DeadlockError after this many cycles without progress while work is pending.
   void set_watchdog(uint64_t cycles);
   uint64_t watchdog() const { return watchdog_; }
-  // A phase with fewer active routers runs in one thread (a barrier costs more).
-  void set_parallel_min_routers(size_t n) { parallel_min_routers_ = n; }
+  // A cycle with fewer active routers runs in one thread (sharing it costs more); one
+  // with more runs in one or several, whichever measures faster (thread_choice.hpp).
+  // Setting it (the user's knob) turns the measuring off: such cycles then always run in
+  // several threads. set_default_parallel_min_routers changes the floor unless the user
+  // set it (a wafer with compute elements lowers it).
+  void set_parallel_min_routers(size_t n) {
+    parallel_min_routers_ = n;
+    threads_forced_ = true;
+  }
+  void set_default_parallel_min_routers(size_t n) {
+    if (!threads_forced_) parallel_min_routers_ = n;
+  }
   size_t parallel_min_routers() const { return parallel_min_routers_; }
   // How long a thread waiting for the next phase spins before it sleeps (row_team.hpp).
   void set_spin_wait(std::chrono::microseconds spin);
@@ -98,8 +110,20 @@ class Simulator {
     uint32_t active_count = 0;          // bits set in `active`
     uint64_t processed = 0;             // routers processed in phase B this cycle
     bool sent = false;                  // phase A put a wavelet on a link this cycle
+    bool failed_in_a = false;           // counters.error came from phase A
     uint64_t mark = fabric::kNever;     // row de-duplication stamp
+    // The cycles of its last two sends on links (the latest first) and of its last
+    // phase B; chunked cycles (sim/row_chunks.cpp): the cycle it has phase A in, and the
+    // chunks still to finish before its phase B may run (a chunk's edge rows).
+    uint64_t sent_at = fabric::kNever, sent_before = fabric::kNever;
+    uint64_t b_at = fabric::kNever;
+    uint64_t a_at = fabric::kNever;
+    std::atomic<int> edge_wait{0};
     fabric::CycleCounters counters;
+  };
+  // Chunked cycles: rows [lo, hi), run by one thread in the interleaved order.
+  struct Chunk {
+    int lo = 0, hi = 0;
   };
 
   void rebuild_active();
@@ -112,8 +136,18 @@ class Simulator {
   // This cycle's phase A and B on every row that needs them (see simulator.cpp).
   void run_rows_in_sweeps(uint64_t t, bool slow_links);
   void run_rows_interleaved(uint64_t t, bool slow_links);
-  // True when this cycle's phases run in one thread.
-  bool serial() const;
+  // Several threads, no loop links: both phases in one job of chunks (row_chunks.cpp).
+  void run_rows_in_chunks(uint64_t t, bool slow_links, int threads);
+  void run_chunk(int i, uint64_t t, bool slow_links);
+  void phase_b_if_needed(int row, uint64_t t, bool slow_links);
+  void rethrow_chunked_error();
+  int thread_count() const;
+  // True when this cycle's phases run in one thread (cycle_parallel_, decided by
+  // choose_threads at the cycle's start).
+  bool serial() const { return !cycle_parallel_; }
+  // Whether the cycle about to run may run in several threads (enough work), and so
+  // whether it is measured for thread_choice_.
+  bool may_share() const;
   void rethrow_first_error(const std::vector<int>& rows);
   template <class F>
   void for_rows(const std::vector<int>& rows, F&& f);
@@ -122,6 +156,7 @@ class Simulator {
   std::vector<RowState> rows_;
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
+  std::vector<Chunk> chunks_;  // this cycle's, in chunked cycles
   size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
   Sleepers sleepers_;  // ramp endpoints asleep (their routers may be out of the lists)
   // Rows that sent on a link this cycle and last cycle, and whether a wavelet is on a
@@ -134,6 +169,9 @@ class Simulator {
   int threads_ = 0;
   uint64_t watchdog_ = 10000;
   size_t parallel_min_routers_ = 512;
+  bool threads_forced_ = false;  // the user set parallel_min_routers: no measuring
+  ThreadChoice thread_choice_;
+  bool cycle_parallel_ = false;  // this cycle runs in several threads
   uint64_t parallel_phases_ = 0;  // this run's phases in several threads
   bool broken_ = false;
   // The run in progress (between start_run and finish_run).

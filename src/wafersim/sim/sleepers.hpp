@@ -30,16 +30,24 @@ class Sleepers {
   // A row's phase B put these to sleep and woke others (`c`).
   void note(const fabric::Fabric& f, const fabric::CycleCounters& c);
 
-  // Wakes the timed sleepers whose sleep ends at cycle `now`, before its phase A, and
-  // hands each router id to `activate`.
+  // The timed sleepers whose sleep ends at cycle `now`, before its phase A: hands each
+  // router id to `activate` (back into the active set) and stops counting it as asleep.
+  // The endpoint itself wakes in its row's phase A (Fabric: a timed sleep that ends now),
+  // in parallel with the other rows: counting its slept cycles can finish a bulk vector
+  // operation, the arithmetic of all its counted iterations, which in this one thread
+  // would hold up every other (docs/scale.md, "Threads that scale").
   template <class F>
-  void wake_due(fabric::Fabric& f, uint64_t now, F&& activate) {
+  void wake_due(const fabric::Fabric& f, uint64_t now, F&& activate) {
+    std::pair<uint64_t, uint32_t> last{fabric::kNever, 0};
     while (!due_.empty() && due_.top().first <= now) {
-      const auto [at, id] = due_.top();
+      const std::pair<uint64_t, uint32_t> entry = due_.top();
       due_.pop();
-      // An endpoint woken earlier by a delivery leaves its entry behind.
-      if (f.asleep_from(id) == fabric::kNever || f.wakes_at(id) != at) continue;
-      slept_cycles_ += f.wake_endpoint(id, now);
+      const auto [at, id] = entry;
+      // An endpoint woken earlier by a delivery leaves its entry behind; if it fell
+      // asleep again until the same cycle (a bulk operation's end), it has two entries,
+      // and (still asleep until phase A) is counted once.
+      if (f.asleep_from(id) == fabric::kNever || f.wakes_at(id) != at || entry == last) continue;
+      last = entry;
       --timed_;
       activate(id);
     }

@@ -13,11 +13,11 @@ using namespace wafersim::fabric;
 
 namespace {
 
-// Below this many active routers a phase stays single-threaded. A PE with a compute
-// element does about ten times the work of a bare router per cycle, so a wafer with compute
-// elements goes parallel earlier than the fabric's 512; on a 2-core machine two threads
-// break even at about 256 busy PEs (benchmarks/bench_pe.py). Wafer.parallel_min_routers
-// tunes it.
+// Below this many active routers a cycle stays single-threaded (above, the simulator
+// measures whether threads pay, sim/thread_choice.hpp). A PE with a compute element does
+// about ten times the work of a bare router per cycle, so a wafer with compute elements
+// may share earlier than the fabric's 512. Wafer.parallel_min_routers, when the user sets
+// it, replaces both floors and the measuring.
 constexpr size_t kParallelMinRoutersWithCes = 256;
 
 std::string pe_label(const Topology& t, uint32_t id) { return "PE " + router_name(t, id); }
@@ -102,7 +102,7 @@ void Wafer::reset_ce(uint32_t id) {
   ce_marks_.erase(std::remove_if(ce_marks_.begin(), ce_marks_.end(),
                                  [id](const CeMark& m) { return m.id == id; }),
                   ce_marks_.end());
-  sim_.set_parallel_min_routers(kParallelMinRoutersWithCes);
+  sim_.set_default_parallel_min_routers(kParallelMinRoutersWithCes);
 }
 
 pe::ComputeElement* Wafer::ce(uint32_t id) {

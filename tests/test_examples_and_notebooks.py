@@ -37,9 +37,25 @@ def test_example_runs(script, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
 
 
+def _not_ready(notebook) -> str | None:
+    """Why a notebook cannot run here, or None: 09 needs torch (an optional extra) and the
+    cross-entropy lowering (it runs by itself once that is registered)."""
+    if notebook.name == "09_torch_frontend.ipynb":
+        import importlib.util
+
+        from wafersim.mapping.lowering import LOSSES
+        if importlib.util.find_spec("torch") is None:
+            return "torch is an optional extra (pip install 'wafersim[torch]')"
+        if "cross_entropy" not in LOSSES:
+            return "cross-entropy lowering not merged yet"
+    return None
+
+
 @pytest.mark.nosanitize
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs(notebook, monkeypatch):
+    if _not_ready(notebook):
+        pytest.skip(_not_ready(notebook))
     import nbclient  # installed by the `test` extra (through nbmake)
     import nbformat
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -31,9 +31,10 @@ from . import switches
 from . import presets
 
 # Training (nn, mapping, train) and buffer balancing load on first use: `import wafersim`
-# stays as quick as it was for fabric and kernel work.
+# stays as quick as it was for fabric and kernel work. `ws.torch` (the torch front end) is
+# left out of __all__: `from wafersim import *` must not shadow a user's `torch`.
 _LAZY = {"nn": ("nn", None), "mapping": ("mapping", None), "train": ("train", None),
-         "balance": ("balance", None), "optim": ("optim", None),
+         "balance": ("balance", None), "optim": ("optim", None), "torch": ("torch", None),
          "map": ("mapping", "map_model"), "Plan": ("mapping", "Plan"),
          "Trainer": ("train", "Trainer"), "History": ("train", "History")}
 

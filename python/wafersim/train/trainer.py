@@ -3,6 +3,7 @@
     tr = ws.Trainer(plan, algo="sgd", lr=0.05)        # or "minibatch", batch_size=8
     hist = tr.fit(X, y, epochs=5)                     # a tqdm bar with the running loss
     tr.evaluate(X_test, y_test); tr.predict(X)
+    out, losses = tr.step(x_batch, y_batch)           # one optimizer step over a batch
     tr.forward(x); tr.delta(target); tr.chain()       # one pass at a time
     tr.weights(); tr.stats()
 
@@ -296,6 +297,32 @@ class Trainer:
                 self._words(train=True, accumulate=acc, k=k, batch=B, last=last)
         self._sync_model()
         return hist
+
+    def step(self, X, y, *, sync: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """One optimizer step over the batch (X, y), as torch's ``optimizer.step()`` after
+        a mean loss: every sample streams through the pipeline with the same weights, the
+        mean of their gradients is applied once, by the plan's optimizer (its state, the
+        velocities, carries over from earlier steps and fits). Whatever ``algo`` and
+        ``batch_size`` say, the batch is all of X, in order (one sample: one SGD step).
+        Returns (the outputs of the step's forward passes, each sample's loss), computed
+        on the wafer. ``sync``: copy the parameters into the model given to ``ws.map``
+        afterwards, as ``fit`` does (False leaves it to ``plan.sync_model()``)."""
+        self._check_idle("step")
+        X = self._inputs(X)
+        Y, _ = self._targets(y, X.shape[0])
+        n = positive_int(X.shape[0], "the samples of a step", MAX_BATCH)
+        sync = as_bool(sync, "sync")
+        for _, value, what in self._update_words(n, n):
+            self.plan.representable(what, value)
+        self._clear_gradients()
+        self._words(train=True, accumulate=True, k=min(n, self.plan.slots), batch=n, last=n)
+        ends = np.zeros(n, bool)
+        ends[-1] = True
+        out, ls, _ = self._stream(X, Y, ends, losses=False)
+        self.stats_.samples_trained += n
+        if sync:
+            self._sync_model()
+        return out, ls
 
     def _clear_gradients(self, state: bool = False) -> None:
         """G = 0 (and, with ``state``, the optimizer's state: velocities)."""

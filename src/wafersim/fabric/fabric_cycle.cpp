@@ -352,7 +352,8 @@ bool Fabric::RowPass::send_rows(const uint64_t* active) {
       send<kHolds>(rt, id, col, switched);
       // The endpoints' own cycle; they see the router's stall bits of the previous cycle.
       // A sleeping one only counts, later.
-      if (!asleep(id) || wake_if_due(id)) step_endpoint<kHolds>(rt, id, rt.ramp, kRamp, switched);
+      if (!asleep(id) || wake_if_due(id))
+        step_endpoint<kHolds>(rt, id, rt.ramp, kRamp, switched);
       for (uint8_t e = rt.edge_ports; e; e &= static_cast<uint8_t>(e - 1)) {
         const Dir d = first_dir(e);
         step_endpoint<kHolds>(rt, id, *f.attachment(id, d), d, switched);

@@ -242,10 +242,13 @@ class AdamLowering(SgdLowering):
         return L, names
 
     def extra_bytes(self, nin: int, nout: int, esize: int, slots: int, final: bool) -> int:
+        """m, v, the scratch vector (n + 1), nine numbers, nine descriptors, and the math
+        library's scratch vectors (they grow with n: 24 and 26 bytes per element) and
+        descriptors, measured on the routines of two elements."""
         _fp32_only("fp32" if esize == 4 else "fp16")
         n = nin * nout + (nout if final else 0)
-        lib = sum(r.scratch_bytes + r.descriptor_bytes for r in _routines(n + 1))
-        return 4 * (3 * n + 1 + 9) + 9 * DESCRIPTOR + lib
+        lib = sum(r.scratch_bytes // 2 * (n + 1) + r.descriptor_bytes for r in _routines(2))
+        return 4 * (3 * n + 1 + 9) + 9 * DESCRIPTOR + lib + 4     # + 4: alignment
 
     def state_buffers(self) -> list[tuple[str, str]]:
         return [("adam_m", "adam_mb"), ("adam_v", "adam_vb")]

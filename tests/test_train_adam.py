@@ -199,6 +199,7 @@ def test_fp16_plans_are_refused():
     (dict(betas=(0.9, -0.1)), r"betas\[1\] must be a number in \[0.0, 1.0\)"),
     (dict(betas=0.9), r"betas must be a pair"),
     (dict(eps=0), r"eps must be a number in \(0.0, inf\)"),
+    (dict(eps=1e-39), r"eps = 1e-39 is below 2\^-126"),
     (dict(weight_decay=-1e-4), r"weight_decay must be a number in \[0.0, inf\)"),
     (dict(amsgrad=True), "amsgrad=True is not mapped"),
     (dict(maximize=True), "maximize=True is not mapped"),

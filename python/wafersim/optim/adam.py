@@ -45,8 +45,9 @@ def _off(name: str, value, why: str, allowed=(False,)) -> None:
 
 
 class Adam:
-    """``lr`` > 0; ``betas`` = (beta1, beta2), each in [0, 1); ``eps`` > 0 (with eps = 0 a
-    parameter whose gradient was always 0 would get 0 / 0); ``weight_decay`` >= 0.
+    """``lr`` > 0; ``betas`` = (beta1, beta2), each in [0, 1); ``eps`` >= 2^-126 (with
+    eps = 0 a parameter whose gradient was always 0 would get 0 / 0, with a subnormal eps
+    1 / eps overflows); ``weight_decay`` >= 0.
     ``amsgrad``, ``maximize``, ``decoupled_weight_decay`` (AdamW) and torch's implementation
     switches (``foreach``, ``capturable``, ``differentiable``, ``fused``) are accepted only
     at their defaults."""
@@ -66,6 +67,9 @@ class Adam:
         self.betas = (_number("betas[0]", b1, 0.0, 1.0, lo_open=False),
                       _number("betas[1]", b2, 0.0, 1.0, lo_open=False))
         self.eps = _number("eps", eps, 0.0, None, lo_open=True)
+        if self.eps < 2.0 ** -126:
+            raise ConfigError(f"Adam: eps = {eps!r} is below 2^-126 = 1.18e-38, fp32's smallest "
+                              "normal number: 1 / eps would overflow for a parameter whose v is 0")
         self.weight_decay = _number("weight_decay", weight_decay, 0.0, None, lo_open=False)
         _off("amsgrad", amsgrad, "the maximum of past second moments is not kept")
         _off("maximize", maximize, "the wafer descends its loss")

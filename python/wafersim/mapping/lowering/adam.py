@@ -183,7 +183,8 @@ class AdamLowering(SgdLowering):
               "        fmuls S0[10], S0[10], S1[10]     ; a = v * rsqrt(max(v, 2^-126)) = sqrt(v)"]
         L += scalar("c_eps", "r4") + [
               "        lds1wds S1[10], d_ada",
-              "        lddwds  D[4], d_ada",
+              "        lddwds  D[4], d_ada              ; (operand r4 pairs with D[4] [0585];",
+              "                                         ;  every task loads D[4] before use)",
               "        fmacs D[4], r4, S1[10]           ; a = eps + sqrt(v) / sqrt(bc2)",
               "        lddwds  D[10], d_adn",
               "        li r6, adam_bc1",

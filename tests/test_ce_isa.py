@@ -153,6 +153,56 @@ def test_descriptors_are_placed_first_within_reach_of_dsr_loads():
     assert prog.symbols["big"].address >= 6
 
 
+def test_high_descriptors_sit_in_the_last_bytes_that_dsr_loads_reach_0603():
+    """`.descriptors high` puts the descriptors after it at the end of the 15-bit space,
+    which the DSR loads reach as negative immediates [0603]: the first 512 bytes stay free
+    for the words ld16 / st16 reach. A PE runs a vector operation through one."""
+    prog = assemble("""
+        .data
+        lo:  .dsd mem1d, base=x, length=4, stride=4
+        .descriptors high
+        hi:  .dsd mem1d, base=y, length=4, stride=4
+        hi2: .dsd mem1d, base=x, length=1, stride=4
+        .descriptors low
+        w:   .u16 7
+        x:   .fp32 1, 2, 3, 4
+        y:   .space fp32, 4
+        .export y
+        .code
+        .task t, 1
+        t:   lds1wds S1[0], lo
+             lddwds  D[1], hi
+             mov32   D[1], S1[0]
+             ld16 r5, w
+             term
+    """)
+    assert prog.symbols["lo"].address == 0 and prog.symbols["w"].address == 6
+    assert (prog.symbols["hi"].address, prog.symbols["hi2"].address) == (32768 - 12, 32768 - 6)
+    assert prog.high_base == 32768 - 12 and prog.data_end == 32768
+    assert prog.data_bytes == prog.symbols["y"].address + 16 + 12
+    pe = ws.pe.LonePE()
+    pe.load(prog)
+    pe.launch("t")
+    pe.run()
+    assert list(pe.read("y").ravel()) == [1, 2, 3, 4] and pe.gpr(5) == 7
+
+
+_MANY = "".join(f"d{k}: .dsd mem1d, base=0, length=1, stride=2\n" for k in range(171))
+
+
+@pytest.mark.parametrize("source,message", [
+    (".data\n.descriptors high\n" + _MANY,
+     "the high descriptors take 1026 bytes; DSR loads reach the last 1024"),
+    (".data\n.descriptors high\nd: .dsd mem1d, base=0, length=1, stride=2\n"
+     ".descriptors low\nx: .space u16, 16382", "data ends at byte 32764, past byte 32762"),
+    (".descriptors high\nt: term", ".descriptors takes low or high, in the data section"),
+    (".data\n.descriptors middle", ".descriptors takes low or high"),
+])
+def test_high_descriptor_mistakes_are_program_errors(source, message):
+    with pytest.raises(ws.ProgramError, match=message):
+        assemble(source)
+
+
 def test_li_pseudo_instruction_builds_any_16_bit_constant():
     prog = assemble(".task t, 1\nt: li r3, 0xBEEF\n li r4, -7\n term")
     pe = ws.pe.LonePE()

@@ -1,7 +1,8 @@
 """Assembler for the compute element's 20-bit ISA (syntax in docs/isa.md).
 
 Two passes: the first lays out data (descriptors first, from address 0, so that the
-10-bit immediates of the DSR loads reach them [0603]) and code (the 64 task entries at
+10-bit immediates of the DSR loads reach them [0603]; those after ``.descriptors high`` at
+the end of the 15-bit space, which the same immediates reach as negative offsets) and code (the 64 task entries at
 Base + 4*id, then the program), the second evaluates operands and encodes.
 """
 
@@ -22,6 +23,8 @@ from .program import Program, Symbol
 __all__ = ["assemble", "encode_line", "ENTRY_SLOTS", "TASK_IDS"]
 
 TASK_IDS = 64
+HIGH_END = 0x8000     # the high descriptors end where 15-bit descriptor addresses do [0522]
+HIGH_REACH = 1024     # the last bytes that DSR-load immediates reach (negative) [0603]
 ENTRY_SLOTS = 4  # instructions per task entry: Base + 4*id [0371]
 
 # Bytes (u8, i8) are for tensor-unit operands; the CE itself reads 16 and 32 bits [0579].
@@ -45,6 +48,7 @@ class _Item:
     address: int = 0          # bytes for data, instruction index for code
     size: int = 0             # bytes for data, instructions for code
     suffixes: tuple = ()
+    high: bool = False        # a descriptor placed at the end of the 15-bit space
 
 
 def encode_line(text: str, pc: int = 0, symbols: dict | None = None) -> int:
@@ -80,6 +84,8 @@ class _Assembler:
         self.tasks: list[tuple[int, str, str]] = []
         self.load_state: list[tuple[int, str, str, list[str]]] = []  # .block/.activate/.filter
         self.base = 0
+        self.high = False           # .descriptors high: descriptors go to the high end
+        self.high_base: int | None = None
 
     def fail(self, item_or_line, msg: str):
         if isinstance(item_or_line, _Item):
@@ -134,6 +140,12 @@ class _Assembler:
             if op == ".base":
                 self.base = int(self.ev(rest, where))
                 continue
+            if op == ".descriptors":
+                if section != "data" or len(args) != 1 or args[0].lower() not in ("low", "high"):
+                    self.fail(where, ".descriptors takes low or high, in the data section: "
+                                     ".descriptors high")
+                self.high = args[0].lower() == "high"
+                continue
             if section == "data":
                 if op in (".dsd", ".xdsd", ".stride"):
                     kind = "desc"
@@ -147,7 +159,7 @@ class _Assembler:
                     self.fail(where, f"{tok!r} is not a code directive (.task .export .base "
                                      ".block .activate .filter .word .data .code)")
                 kind = "code"
-            item = _Item(n, raw, kind, op, args, pending)
+            item = _Item(n, raw, kind, op, args, pending, high=kind == "desc" and self.high)
             pending = []
             self.items.append(item)
         if pending:
@@ -162,13 +174,23 @@ class _Assembler:
 
     def layout(self):
         # Descriptors first, from address 0, within reach of the DSR-load immediates.
-        addr = 0
+        # Those after `.descriptors high` end at the end of the 15-bit space.
+        sizes = {".dsd": 6, ".xdsd": 8, ".stride": 2}
+        high = [it for it in self.items if it.kind == "desc" and it.high]
+        if high:
+            self.high_base = HIGH_END - sum(sizes[it.op] for it in high)
+            if self.high_base < HIGH_END - HIGH_REACH:
+                self.fail(high[-1], f"the high descriptors take {HIGH_END - self.high_base} "
+                                    f"bytes; DSR loads reach the last {HIGH_REACH} [0603]")
+        addr, top = 0, self.high_base
         for it in self.items:
             if it.kind != "desc":
                 continue
-            it.size = {".dsd": 6, ".xdsd": 8, ".stride": 2}[it.op]
-            it.address = addr
-            addr += it.size
+            it.size = sizes[it.op]
+            if it.high:
+                it.address, top = top, top + it.size
+            else:
+                it.address, addr = addr, addr + it.size
             for lab in it.labels:
                 self.define(lab, it.address, (it.line, it.text),
                             Symbol(lab, "data", it.address, np.dtype("<u2"), it.size // 2,
@@ -227,7 +249,7 @@ class _Assembler:
 
     # -- pass 2: encode
     def emit(self) -> Program:
-        prog = Program(base=self.base, source=self.source)
+        prog = Program(base=self.base, source=self.source, high_base=self.high_base)
         enc = Encoder(self.isa, self.symbols, self.sizes)
         for it in self.items:
             where = (it.line, it.text)
@@ -371,4 +393,7 @@ def assemble(source: str) -> Program:
     if a.data_end > 0x8000:
         raise ProgramError(f"data ends at byte {a.data_end}, beyond the 32 KiB that 15-bit "
                            "descriptor addresses reach [0522]")
+    if a.high_base is not None and a.data_end > a.high_base:
+        raise ProgramError(f"data ends at byte {a.data_end}, past byte {a.high_base} where "
+                           "the descriptors after `.descriptors high` begin")
     return a.emit()

@@ -35,7 +35,8 @@ class Program:
     ``code`` maps instruction index -> 20-bit word, ``data`` lists (byte address, bytes)
     segments, ``symbols`` every label, ``exports`` the names the host may address
     (exported data plus every task), ``tasks`` task name -> id, ``base`` the Base register
-    (in instructions). ``lines`` maps an instruction index to its source line number.
+    (in instructions). ``high_base``: where the descriptors after ``.descriptors high``
+    begin (they end at byte 32768), or None. ``lines`` maps an instruction index to its source line number.
     Loading the program also sets the Block bits of ``blocked``, the Active bits of
     ``activated`` and the input filters ``filters`` (color -> (lowest, highest) index kept),
     from the ``.block``, ``.activate`` and ``.filter`` directives.
@@ -52,6 +53,21 @@ class Program:
     blocked: set[int] = field(default_factory=set)
     activated: set[int] = field(default_factory=set)
     filters: dict[int, tuple[int, int]] = field(default_factory=dict)
+    high_base: int | None = None
+
+    @property
+    def data_bytes(self) -> int:
+        """Bytes of data memory the program occupies: from address 0 to the end of its data,
+        plus its high descriptors. The memory must reach byte 32768 when it has any
+        (``data_end``)."""
+        low = max((a + len(b) for a, b in self.data
+                   if self.high_base is None or a < self.high_base), default=0)
+        return low + (0 if self.high_base is None else 0x8000 - self.high_base)
+
+    @property
+    def data_end(self) -> int:
+        """The byte after the program's last data: what the data memory must reach."""
+        return max((a + len(b) for a, b in self.data), default=0)
 
     def code_array(self) -> tuple[int, np.ndarray]:
         """(first index, words) covering every instruction, holes filled with 0 (an illegal

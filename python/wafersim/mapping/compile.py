@@ -61,7 +61,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       optimizer (default ``SGD(lr=0.05)``). Both are compiled into the PE programs.
     """
     from ..nn.losses import Loss, MSELoss
-    from ..optim import SGD
+    from ..optim import OPTIMIZERS, SGD
     from ..wafer import Wafer
 
     loss = MSELoss() if loss is None else loss
@@ -70,8 +70,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         raise ConfigError(f"loss must be a ws.nn loss (MSELoss, CrossEntropyLoss), got "
                           f"{loss!r}" + (" (a torch loss: use ws.torch.training_model)"
                                          if type(loss).__module__.startswith("torch") else ""))
-    if not isinstance(optimizer, SGD):
-        raise ConfigError(f"optimizer must be a ws.optim optimizer (SGD), got {optimizer!r}"
+    if not isinstance(optimizer, OPTIMIZERS):
+        names = ", ".join(c.__name__ for c in OPTIMIZERS)
+        raise ConfigError(f"optimizer must be a ws.optim optimizer ({names}), got {optimizer!r}"
                           + (" (a torch optimizer: use ws.torch.training_model)"
                              if type(optimizer).__module__.startswith("torch") else ""))
     if wafer is not None and not isinstance(wafer, Wafer):

@@ -152,9 +152,13 @@ class Plan:
                             raise ConfigError(f"layer {b.index}, PE ({r}, {c}) of its "
                                               f"{b.rows} x {b.cols} block: {e}") from None
                         cache[src] = prog
-                    end = max((a + len(bytes_) for a, bytes_ in prog.data), default=0)
-                    if end > limit:
-                        raise self._too_big(b, r, c, end, limit)
+                    if prog.data_bytes > limit:
+                        raise self._too_big(b, r, c, prog.data_bytes, limit)
+                    if prog.data_end > limit:   # high descriptors need the 15-bit space's end
+                        raise ConfigError(
+                            f"layer {b.index}, PE ({r}, {c}) of its {b.rows} x {b.cols} block "
+                            f"keeps descriptors in the last bytes below {prog.data_end} (its "
+                            f"optimizer's or loss's); this wafer's PEs have {limit} data bytes")
                     self.specs[b.at(r, c)] = spec
                     self.programs[b.at(r, c)] = prog
         if self.heads:
@@ -372,8 +376,7 @@ class Plan:
         """Per PE: data bytes used and instructions of its program."""
         out = {}
         for p, prog in self.programs.items():
-            end = max((a + len(bb) for a, bb in prog.data), default=0)
-            out[p] = {"data_bytes": end, "instructions": prog.instruction_count}
+            out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count}
         return out
 
     def describe(self) -> str:

@@ -7,6 +7,9 @@
   math, without the emulator, so a wafer run must equal it bit for bit.
 * :func:`train_numpy` is ordinary per-sample (or mini-batch) gradient descent in float64
   or float32, in the order a textbook writes it, for comparisons with a tolerance.
+
+Both take torch's optimizers: SGD with momentum / Nesterov / weight decay, or Adam
+(``adam=dict(betas=..., eps=..., weight_decay=...)``; reference/adam.py).
 """
 
 from __future__ import annotations
@@ -176,11 +179,14 @@ class DeviceOrderMLP:
     activations (y = f(x) + x), and in the backward pass dL/dy joins the first layer's
     delta sums at the east end of each row, before the row's own sums. A two-branch join
     adds branch f's output (y = f(x) + g(x)); dL/dy is branch f's last layer's delta sums,
-    and branch g's dL/dx starts the rows of f's first layer the same way."""
+    and branch g's dL/dx starts the rows of f's first layer the same way.
+
+    ``adam``: Adam's arguments as torch names them (betas, eps, weight_decay) to train with
+    Adam instead of SGD (reference/adam.py)."""
 
     def __init__(self, params, activations, shapes, skips=None, sources=None, *,
                  momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 loss: str = "mse"):
+                 loss: str = "mse", adam: dict | None = None):
         self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
         self.loss = loss
         self.skips = dict(skips or {})
@@ -194,11 +200,20 @@ class DeviceOrderMLP:
         self.gcount = 0
         self.V = [np.zeros_like(W) for W in self.W]
         self.Vb = [None if b is None else np.zeros_like(b) for b in self.b]
+        self.adam = None
+        if adam is not None:
+            from .adam import DeviceOrderAdam
+
+            self.adam = DeviceOrderAdam(self._arrays(self.W, self.b), **adam)
+
+    @staticmethod
+    def _arrays(W, b):
+        return [x for Wl, bl in zip(W, b) for x in (Wl, bl) if x is not None]
 
     @property
     def in_place(self) -> bool:
-        """Plain SGD updates W delta by delta; momentum or weight decay accumulate G."""
-        return self.momentum == 0 and self.weight_decay == 0
+        """Plain SGD updates W delta by delta; momentum, weight decay or Adam accumulate G."""
+        return self.adam is None and self.momentum == 0 and self.weight_decay == 0
 
     # -- forward ---------------------------------------------------------------------------
     def _layer_forward(self, l: int, a_in: np.ndarray) -> np.ndarray:
@@ -413,6 +428,11 @@ class DeviceOrderMLP:
                 one(self.b[l], self.Gb[l], self.Vb[l])
         self.gcount = 0
 
+    def apply_adam(self, scale, lr) -> None:
+        """Adam's update in the mapping's order (mapping/lowering/adam.py); G = 0."""
+        self.adam.step(self._arrays(self.W, self.b), self._arrays(self.G, self.Gb), scale, lr)
+        self.gcount = 0
+
     def fit(self, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1):
         """Trains on the samples in order; returns (outputs, losses) per sample."""
         outs, losses = [], []
@@ -427,6 +447,8 @@ class DeviceOrderMLP:
             if not per_delta and ((k + 1) % b == 0 or k == n - 1):
                 if self.in_place:
                     self.apply(-lr / self.gcount)
+                elif self.adam is not None:
+                    self.apply_adam(1.0 / self.gcount, lr)
                 else:
                     self.apply_rule(1.0 / self.gcount, lr)
         return np.array(outs), np.array(losses)
@@ -438,11 +460,12 @@ class DeviceOrderMLP:
 def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1,
                 epochs: int = 1, order=None, dtype=np.float64, skips=None, sources=None, *,
                 momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                loss: str = "mse"):
+                loss: str = "mse", adam: dict | None = None):
     """Textbook gradient descent with the loss mean((a - y)^2) per sample (or, with
     ``loss="cross_entropy"``, -sum y log softmax(a): gradient softmax(a) - y); mini-batches
     average their gradients; momentum, Nesterov and weight decay as torch.optim.SGD
-    applies them. ``order``: per epoch, the sample order (default: as given); ``skips``,
+    applies them, or Adam (``adam``: betas, eps, weight_decay, as torch.optim.Adam's
+    update; reference/adam.py). ``order``: per epoch, the sample order (default: as given); ``skips``,
     ``sources``: joins and fork readers as :func:`graph_of` gives them. Returns the
     parameters [(W, b)]."""
     skips, sources = dict(skips or {}), dict(sources or {})
@@ -452,6 +475,8 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
     fs = [textbook(act, dtype) for act in activations]
     n = len(X)
     velocity: dict = {}
+    if adam is not None:
+        from .adam import adam_step
     for ep in range(epochs):
         idx = np.arange(n) if order is None else np.asarray(order[ep])
         for s0 in range(0, n, batch_size if algo != "sgd" else 1):
@@ -484,6 +509,10 @@ def train_numpy(params, activations, X, Y, lr: float, algo: str = "sgd", batch_s
                     if src > 0:
                         grads[src] = grads.get(src, 0) + P[l][0].T @ d
             m = len(batch)
+            if adam is not None:
+                P = adam_step(P, [g / m for g in gW], [None if g is None else g / m for g in gb],
+                              velocity, lr, **adam)
+                continue
             P = _sgd_step(P, [g / m for g in gW], [None if g is None else g / m for g in gb],
                           velocity, lr, momentum, weight_decay, nesterov)
     return P

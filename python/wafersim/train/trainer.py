@@ -75,7 +75,8 @@ class Trainer:
 
     A Trainer trains the weights the plan holds now: the model's after ``ws.map``, or the
     ones an earlier ``fit`` left, which the model given to ``ws.map`` then holds too (as a
-    torch model does). Optimizer state (velocities) starts at zero with each Trainer.
+    torch model does). Optimizer state (velocities; Adam's moments, step count and bias
+    corrections) starts at zero with each Trainer, as a new torch optimizer's does.
     """
 
     def __init__(self, plan: Plan, algo: str = "sgd", lr: float | None = None,
@@ -325,7 +326,8 @@ class Trainer:
         return out, ls
 
     def _clear_gradients(self, state: bool = False) -> None:
-        """G = 0 (and, with ``state``, the optimizer's state: velocities)."""
+        """G = 0 (and, with ``state``, the optimizer's state: velocities, moments, step
+        counts), as a new torch optimizer starts."""
         p = self.plan
         names = [("g", "gb")] + (list(self._opt.state_buffers()) if state else [])
         for b in p.layers:
@@ -336,6 +338,9 @@ class Trainer:
                         p.wafer.memcpy_h2d(wname, np.zeros(s.nin * s.nout, self._t), rect=b.at(r, c))
                         if r == c and s.bias:
                             p.wafer.memcpy_h2d(bname, np.zeros(s.nout, self._t), rect=b.at(r, c))
+        if state:
+            for name in self._opt.state_words():
+                p.write_word(name, 0.0)
         p.write_word(W.V_GCNT, 0)
         self._grad_dirty = False
 

@@ -2,7 +2,7 @@
 training compiler). Each plug-in file registers itself; importing it here is its
 registration line."""
 
-from . import activation, cross_entropy, gelu, leaky_relu, mse, sgd  # noqa: F401  (registration)
+from . import activation, adam, cross_entropy, gelu, leaky_relu, mse, sgd  # noqa: F401  (registration)
 from .activation import ActivationLowering
 from .loss import LossLowering
 from .optimizer import OptimizerLowering

@@ -14,6 +14,8 @@ registered under its ``ws.optim`` name.
 * ``in_place``: whether per-sample SGD may update W delta by delta (v_cpm = 0); if not,
   every sample accumulates G and ends with the update task.
 * ``data(s)`` / ``extra_bytes``: per-weight state (velocities) and its size.
+* ``state_buffers()`` / ``state_words()``: the state a new Trainer sets to zero (buffers
+  per weight and per bias; "value" words such as a step count).
 * ``host_words(lr, batch, last)``: the numbers the Trainer writes.
 """
 
@@ -51,6 +53,11 @@ class OptimizerLowering:
 
     def state_buffers(self) -> list[tuple[str, str]]:
         """(weight state, bias state) buffer names a new Trainer zeroes (velocities)."""
+        return []
+
+    def state_words(self) -> list[str]:
+        """Names of the "value" words of the state a new Trainer sets to 0 on every PE
+        (Adam's step count and bias corrections)."""
         return []
 
     def extra_bytes(self, nin: int, nout: int, esize: int, slots: int, final: bool) -> int:

@@ -165,6 +165,8 @@ def _import_graph() -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in tree.body:   # imports inside functions run later, not at load
             stmts = [node]
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+                continue         # annotations only: never imported when the module loads
             if isinstance(node, (ast.If, ast.Try)):
                 stmts = list(ast.walk(node))
             for st in stmts:

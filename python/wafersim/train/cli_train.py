@@ -53,7 +53,7 @@ def parse_blocks(text: str | None):
 
 
 def build_model(sizes: str, activation: str, seed: int):
-    import wafersim as ws
+    from .. import nn  # the model layers load only when a job runs
 
     try:
         dims = [int(v) for v in sizes.split("-")]
@@ -63,21 +63,23 @@ def build_model(sizes: str, activation: str, seed: int):
         raise ConfigError("--model needs at least an input and an output size")
     if dims[0] != 64 or dims[-1] != 10:
         raise ConfigError(f"digits has 64 inputs and 10 classes; --model {sizes} does not fit")
-    ws.nn.manual_seed(seed)
-    act = {"relu": ws.nn.ReLU, "sigmoid": ws.nn.Sigmoid, "tanh": ws.nn.Tanh,
-           "leaky_relu": ws.nn.LeakyReLU, "gelu": ws.nn.GELU}[activation]
+    nn.manual_seed(seed)
+    act = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh,
+           "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU}[activation]
     layers = []
     for i in range(len(dims) - 1):
-        layers.append(ws.nn.Linear(dims[i], dims[i + 1]))
+        layers.append(nn.Linear(dims[i], dims[i + 1]))
         if i < len(dims) - 2:
             layers.append(act())
-    return ws.nn.Sequential(*layers)
+    return nn.Sequential(*layers)
 
 
 def train_digits(args) -> dict:
     """Runs the job ``args`` describes; returns the trainer, history and test accuracy."""
-    import wafersim as ws
+    from .. import nn, optim
+    from ..mapping.compile import map_model
     from .datasets import digits
+    from .trainer import Trainer
 
     Xtr, ytr, Xte, yte = digits(seed=0)
     if args.samples:
@@ -85,11 +87,11 @@ def train_digits(args) -> dict:
     model = build_model(args.model, args.activation, args.seed)
     dtype = "fp32" if args.numerics == "fp32" else "fp16"
     lr = args.lr if args.lr is not None else (0.1 if args.algo == "sgd" else 0.3)
-    loss = ws.nn.CrossEntropyLoss() if args.loss == "cross-entropy" else ws.nn.MSELoss()
-    opt = ws.optim.SGD(lr=lr, momentum=args.momentum, nesterov=args.nesterov,
+    loss = nn.CrossEntropyLoss() if args.loss == "cross-entropy" else nn.MSELoss()
+    opt = optim.SGD(lr=lr, momentum=args.momentum, nesterov=args.nesterov,
                        weight_decay=args.weight_decay)
-    plan = ws.map(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt)
-    tr = ws.Trainer(plan, algo=args.algo,
+    plan = map_model(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt)
+    tr = Trainer(plan, algo=args.algo,
                     batch_size=None if args.algo == "sgd" else args.batch_size,
                     numerics=args.numerics, seed=args.seed, progress=not args.no_progress)
     t0 = time.perf_counter()

@@ -54,7 +54,7 @@ def run_on_pe(fn, dtype: str, values, *, compute: str | None = None, in_place: b
     PE. ``in_place=True`` writes the results over the inputs (dst == src).
     """
     from ... import pe as pe_mod
-    from .. import assemble
+    from ..ce_assembler import assemble
 
     if dtype not in ("fp16", "fp32"):
         raise ConfigError(f"run_on_pe: dtype must be 'fp16' or 'fp32', got {dtype!r}")

@@ -402,6 +402,9 @@ class Plan:
                          f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
                          f"groups of {min(n for _, n in outs)}..{max(n for _, n in outs)}; "
                          f"finalizers on the diagonal")
+        head = (f"; a softmax head column of {len(self.heads)} PE(s) at {self.heads[0]}.."
+                f"{self.heads[-1]}" if self.heads else "")
+        lines.append(f"  loss {self.loss!r}{head}; optimizer {self.optimizer!r}")
         mem = self.memory()
         top = max(mem.values(), key=lambda m: m["data_bytes"])
         lines.append(f"  peak PE memory: {top['data_bytes']} of "

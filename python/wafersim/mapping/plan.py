@@ -306,7 +306,7 @@ class Plan:
         parameters."""
         params = self.read_weights()
         for d, (Wt, bias) in zip(self.model.dense_layers(), params):
-            d.linear.set_parameters(Wt, bias)
+            d.linear.load_trained(Wt, bias)
         if self.source_model is not None:
             from ..nn.torch_io import copy_parameters_to_torch
 

@@ -77,6 +77,20 @@ class Linear(Module):
         elif bias is not None:
             raise ConfigError(f"{self!r} has no bias (bias=False)")
 
+    def load_trained(self, weight, bias=None) -> None:
+        """The parameters a training run left (``Plan.sync_model``), as they are: a run that
+        diverged leaves inf or NaN here, as it would in a torch model, instead of failing
+        after the run. Shapes are checked; :meth:`set_parameters` is for values a user gives."""
+        weight = np.array(weight, dtype=np.float32)
+        if weight.shape != (self.out_features, self.in_features) or (
+                (bias is None) != (self.bias is None)) or (
+                bias is not None and np.shape(bias) != (self.out_features,)):
+            raise ConfigError(f"{self!r}: trained parameters of shape {weight.shape} / "
+                              f"{None if bias is None else np.shape(bias)} do not fit")
+        self.weight = weight
+        if bias is not None:
+            self.bias = np.array(bias, dtype=np.float32)
+
     def forward(self, x: np.ndarray) -> np.ndarray:
         y = x @ self.weight.T
         return y + self.bias if self.bias is not None else y

@@ -61,6 +61,8 @@ def _finalizer_descriptors(s: PeSpec) -> list[str]:
     # round from it to the fabric
     if s.a_out is not None:
         L += stage_dsds(s, "d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END))
+    if s.athr:
+        L.append(f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={E}")
     L += [f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}",
           f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}",
           fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN),
@@ -106,6 +108,8 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
     """(declarations, exported names) of the numbers and buffers."""
     TY, nin, nout, K = s.dtype, s.nin, s.nout, s.slots
     L = [".align 4"] + [W.declare(w, value_type=TY) for w in (W.C_NEGLR, W.C_S1, W.C_S2)]
+    if s.athr:
+        L.append(W.declare(W.C_ATHR, value_type=TY))
     exports = ["w", "g", "fpsum", "v_mode", "v_cpm", "v_k", "v_infl", "v_gcnt", "v_n1", "v_fpc",
                "v_seed", "c_neglr", "c_s1", "c_s2"]
     if s.final and s.last:
@@ -129,6 +133,8 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
               W.declare(W.FPR, value_type=TY, count=nout),
               W.declare(W.DELTA, value_type=TY, count=nout)]
         exports += ["aslots", "tot", "delta", "z"]
+        if s.athr:
+            exports.append("c_athr")
         if s.bias:
             exports += ["bias", "gb"]
         exports += exports_last

@@ -61,8 +61,6 @@ def _finalizer_descriptors(s: PeSpec) -> list[str]:
     # round from it to the fabric
     if s.a_out is not None:
         L += stage_dsds(s, "d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END))
-    if s.athr:
-        L.append(f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={E}")
     L += [f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}",
           f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}",
           fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN),
@@ -156,5 +154,8 @@ def data_section(s: PeSpec) -> list[str]:
         d, e = part.data(s)
         extra_data += d
         extra_exports += e
-    return ([head, ".data"] + _descriptors(s) + _words(s) + numbers + extra_data
+    # the threshold's descriptor after the u16 words (DSR loads reach 1024 bytes, ld16 /
+    # st16 only 512), so that it does not push them out of reach
+    athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
+    return ([head, ".data"] + _descriptors(s) + _words(s) + athr + numbers + extra_data
             + [".export " + ", ".join(exports + extra_exports)])

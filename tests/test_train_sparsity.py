@@ -46,16 +46,18 @@ def train(model, X, Y, algo="sgd", batch=1, **map_args):
     return tr, hist
 
 
-@pytest.mark.parametrize("algo,batch", [("sgd", 1), ("minibatch", 8)])
-def test_threshold_zero_equals_no_threshold_bit_for_bit_ec411(algo, batch):
+@pytest.mark.parametrize("algo,batch,dtype", [("sgd", 1, "fp32"), ("minibatch", 8, "fp32"),
+                                               ("sgd", 1, "fp16")])
+def test_threshold_zero_equals_no_threshold_bit_for_bit_ec411(algo, batch, dtype):
     """t = 0 sends exactly the nonzero activations (|a| > 0), as the program without a
     threshold does [0408]: weights, biases, losses and outputs are bit-identical, and the
-    same activations are sent."""
+    same activations are sent (fp32 and fp16 programs)."""
     model = make_model()
     X, Y = data(60)
-    tr0, h0 = train(model, X, Y, algo, batch)
-    tr1, h1 = train(model, X, Y, algo, batch, activation_threshold=0.0)
-    assert "fabss" in tr1.plan.listing(0, (0, 0)) and "fabss" not in tr0.plan.listing(0, (0, 0))
+    tr0, h0 = train(model, X, Y, algo, batch, dtype=dtype)
+    tr1, h1 = train(model, X, Y, algo, batch, dtype=dtype, activation_threshold=0.0)
+    fabs = "fabss" if dtype == "fp32" else "fabsh"
+    assert fabs in tr1.plan.listing(0, (0, 0)) and fabs not in tr0.plan.listing(0, (0, 0))
     for (W, b), (W1, b1) in zip(tr0.weights(), tr1.weights(), strict=True):
         assert np.array_equal(W, W1) and np.array_equal(b, b1)
     assert h0.loss[0] == h1.loss[0]
@@ -151,14 +153,16 @@ def test_statistics_per_layer_and_pass_and_summary_ec411():
     ({2: 0.1}, ["layer 2", "0..1"]),
     ({0: math.nan}, ["activation_threshold[0]", "nan"]),
     (1e39, ["activation_threshold of layer 0", "1e+39"]),
+    ({0: 7e4, 1: 0.1}, ["activation_threshold of layer 0", "70000", "fp16"]),
 ])
 def test_bad_thresholds_raise_config_error_naming_layer_and_value(value, words):
     """A negative, NaN, infinite or non-numeric threshold, a list of the wrong length, a
     dict naming no hidden layer, or one the plan's format cannot hold: ConfigError before
     any cycle runs."""
     w = ws.Wafer(4, 7)
+    dtype = "fp16" if isinstance(value, dict) and value.get(0) == 7e4 else "fp32"
     with pytest.raises(ws.ConfigError) as e:
-        ws.map(make_model(), w, blocks=SHAPES, activation_threshold=value)
+        ws.map(make_model(), w, blocks=SHAPES, dtype=dtype, activation_threshold=value)
     for word in words:
         assert word in str(e.value)
     assert w.cycle == 0

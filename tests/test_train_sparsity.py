@@ -16,12 +16,12 @@ SIZES = (12, 9, 7, 4)
 SHAPES = [(4, 3), (3, 2), (2, 2)]
 
 
-def make_model(seed=3):
+def make_model(seed=3, act=ws.nn.ReLU):
     layers = []
     for i in range(len(SIZES) - 1):
         layers.append(ws.nn.Linear(SIZES[i], SIZES[i + 1], seed=seed * 10 + i))
         if i < len(SIZES) - 2:
-            layers.append(ws.nn.ReLU())
+            layers.append(act())
     return ws.nn.Sequential(*layers)
 
 
@@ -67,13 +67,15 @@ def test_threshold_zero_equals_no_threshold_bit_for_bit_ec411(algo, batch, dtype
     assert s0 == s1
 
 
-@pytest.mark.parametrize("algo,batch", [("sgd", 1), ("minibatch", 8)])
-def test_positive_threshold_bit_identical_to_reference_that_drops_the_same_ec411(algo, batch):
+@pytest.mark.parametrize("algo,batch,act", [("sgd", 1, ws.nn.ReLU), ("minibatch", 8, ws.nn.ReLU),
+                                            ("sgd", 1, ws.nn.Tanh)])
+def test_positive_threshold_bit_identical_to_reference_that_drops_the_same_ec411(algo, batch, act):
     """With thresholds 0.05 and 0.12 on the two hidden layers, every weight, bias and the
     loss equal the device-order reference in fp32 bit for bit when it drops |a| <= t
     (the next layer sees 0, the sending layer's f' uses the value it kept), and differ from
-    the reference without thresholds: the drop is real."""
-    model = make_model()
+    the reference without thresholds: the drop is real. Tanh: negative activations are
+    dropped by their magnitude too."""
+    model = make_model(act=act)
     X, Y = data(60)
     th = [0.05, 0.12]
     tr, hist = train(model, X, Y, algo, batch, activation_threshold=th)

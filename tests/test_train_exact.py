@@ -269,3 +269,22 @@ def test_closeouts_name_tasks_by_index_0371():
     closes = got.index[got.ctrl] & 63
     assert len(closes) == 3 * plan.layers[-1].cols
     assert set(closes.tolist()) == {T.F_CLOSE}
+
+
+def test_deep_network_with_default_slots_trains_bit_identical():
+    """34 layers (the depth of the Hot Chips 32 network) with the default slots, 64 per PE:
+    the slot descriptors and the slot table must not push the runtime words or `admit` out
+    of the 10-bit immediates' and the branches' reach [0603]; a mini-batch of 32 fills most
+    of the slots, and every parameter equals the device-order reference bit for bit."""
+    sizes = (6,) + (4,) * 33 + (3,)
+    model = make_model(seed=5, acts=("relu",) * 33, sizes=sizes)
+    shapes = [(1, 1)] * 34
+    X, Y = data(40, n_in=6, n_out=3)
+    plan = ws.map(model.copy(), blocks=shapes)
+    assert plan.slots == 64
+    tr = ws.Trainer(plan, algo="minibatch", lr=0.05, batch_size=32, progress=False)
+    tr.fit(X, Y, epochs=1, shuffle=False)
+    ref = reference(model, shapes)
+    ref.fit(X, Y, 0.05, "minibatch", 32)
+    for (W, b), (Wr, br) in zip(tr.weights(), ref.params(), strict=True):
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)

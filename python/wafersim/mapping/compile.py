@@ -53,8 +53,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     * ``blocks``: (rows, cols) per Linear layer; None chooses shapes that fit PE memory.
       Rules: cols <= rows, and a layer's rows equal the previous layer's cols.
     * ``dtype``: "fp32" or "fp16" (weights, activations, partial sums, deltas).
-    * ``slots``: samples a PE can hold in flight (activation slots); default 2 x layers
-      (SGD uses one; mini-batches stream up to this many through the pipeline).
+    * ``slots``: samples a PE can hold in flight (activation slots), 1..64; default 2 x
+      layers, at most 64 (SGD uses one; mini-batches stream up to this many through the pipeline).
     * ``skip_depth``: skip vectors the join of a residual block holds (its FIFO): 1..64,
       a {join layer: depth} dict, or "balanced" (the depth ``ws.balance`` chooses so that
       the join does not stall the pipeline; docs/balance.md, "On the wafer").
@@ -104,7 +104,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
     if slots is None:
-        slots = 2 * len(dense)
+        slots = min(2 * len(dense), 64)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
         raise ConfigError(f"slots must be an integer 1..64, got {slots!r}")
     r0, c0 = _origin(origin)

@@ -104,10 +104,7 @@ def bp_end(s: PeSpec) -> list[str]:
               "        li r0, bpt",
               "        add16 r4, r4, r0",
               "        jr r4",
-              "bpt:"]
-        for k in range(K):
-            L += [f"        lds1wds S1[2], d_actc{k}", "        jmp bpd"]
-        L.append("bpd:")
+              "bpd:"]
     if s.final:
         L += ["        movi r5, 0",
               "        st16 r5, v_dpbusy",
@@ -127,4 +124,10 @@ def bp_end(s: PeSpec) -> list[str]:
           "bpu:    movi r5, 0",
           "        st16 r5, v_bfull",
           "        jmp admit"]
+    if K > 1:
+        # the table at the end, so that it does not put `admit` out of the branches'
+        # reach when there are many slots
+        L.append("bpt:")
+        for k in range(K):
+            L += [f"        lds1wds S1[2], d_actc{k}", "        jmp bpd"]
     return L

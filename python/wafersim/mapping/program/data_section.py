@@ -143,6 +143,37 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
     return L, exports
 
 
+_DESCRIPTOR_BYTES = {".dsd": 6, ".xdsd": 8, ".stride": 2}
+LD16_REACH = 512      # ld16 / st16 immediates reach the first 512 bytes [0603]
+
+
+def _low_bytes(lines: list[str], words: list[str]) -> int:
+    """Bytes the assembler lays out from address 0 up to the end of the u16 runtime
+    ``words``: every descriptor outside ``.descriptors high`` (they are laid out first,
+    wherever they are declared), then the words."""
+    total, high = 0, False
+    for line in lines:
+        tokens = line.split(";")[0].replace(":", " ").split()
+        if tokens[:1] == [".descriptors"]:
+            high = tokens[1] == "high"
+        elif not high:
+            total += sum(size for op, size in _DESCRIPTOR_BYTES.items() if op in tokens)
+    for line in words:
+        tokens = line.split(";")[0].replace(",", " ").split()
+        total += 2 * (int(tokens[-1]) if ".space" in tokens else 1)
+    return total
+
+
+def _slots_high(lines: list[str]) -> list[str]:
+    """The per-slot column descriptors moved after ``.descriptors high``: with many slots
+    they push the u16 runtime words out of ld16 / st16 reach. Only then, so that the
+    layout (and the cycles, through memory banks) of every program that fits stays as it
+    was."""
+    slot = [ln for ln in lines if ln.startswith("d_actc")]
+    rest = [ln for ln in lines if not ln.startswith("d_actc")]
+    return rest[:2] + [".descriptors high"] + slot + [".descriptors low"] + rest[2:]
+
+
 def data_section(s: PeSpec) -> list[str]:
     """Header comment, ``.data``, every declaration of the PE, and ``.export``."""
     head = (f"; layer {s.layer} PE ({s.row}, {s.col}) of {s.rows} x {s.cols}: inputs "
@@ -154,8 +185,9 @@ def data_section(s: PeSpec) -> list[str]:
         d, e = part.data(s)
         extra_data += d
         extra_exports += e
-    # the threshold's descriptor after the u16 words (DSR loads reach 1024 bytes, ld16 /
-    # st16 only 512), so that it does not push them out of reach
+    # (the assembler lays every descriptor out from address 0, wherever it is declared)
     athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
-    return ([head, ".data"] + _descriptors(s) + _words(s) + athr + numbers + extra_data
-            + [".export " + ", ".join(exports + extra_exports)])
+    words = _words(s)
+    lines = ([head, ".data"] + _descriptors(s) + words + athr + numbers + extra_data
+             + [".export " + ", ".join(exports + extra_exports)])
+    return _slots_high(lines) if _low_bytes(lines, words) > LD16_REACH else lines

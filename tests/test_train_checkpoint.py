@@ -261,3 +261,34 @@ def test_recompute_uses_the_current_weights_0615_0654():
     want = np.maximum((W0.astype(np.float64) + 0.25) @ X[0] + b0, 0)
     assert np.allclose(seen[1], want, rtol=1e-6, atol=1e-6)
     assert not np.array_equal(seen[1], fwd[1])
+
+
+# ---- statistics: what a policy would save and cost on a trained plan ---------------------------
+def test_train_stats_report_bytes_saved_and_estimated_cycles():
+    """tr.stats().checkpoint(policy): the layout's bytes (as checkpoint_memory) and the
+    cycle estimates from the run: for checkpoint=2 on three layers (segment: layer 0
+    recomputes for layer 1) the added latency is the mean gap between layer 0 and layer 1
+    receiving a sample's inputs (stage_times, one sample in flight), and the replayed busy
+    cycles are layer 0's forward-pass busy cycles per sample; keeping every layer costs
+    nothing."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (5, 8)).astype(np.float32)
+    Y = rng.uniform(-1, 1, (5, 3)).astype(np.float32)
+    plan = ws.map(_model(), blocks=[(2, 2), (2, 2), (2, 1)], slots=4)
+    tr = ws.Trainer(plan, lr=0.05, progress=False, timeline=True)
+    tr.fit(X, Y, epochs=1, shuffle=False)
+    st = tr.stats()
+    r = st.checkpoint(2)
+    assert r["per_pe"] == checkpoint_memory(plan, 2)["per_pe"]
+    assert r["segments"] == [(0, [1])]
+    t = st.stage_times()
+    assert len(t[0]) == len(t[1]) == 5
+    assert r["extra_latency_per_sample"] == pytest.approx(np.mean(t[1] - t[0]))
+    assert 0 < r["extra_latency_per_sample"] < st.cycles_per_sample
+    b0 = plan.layers[0]
+    fwd = st.busy("forward")
+    layer0 = sum(fwd[b0.at(i, j)] for i in range(b0.rows) for j in range(b0.cols))
+    assert r["extra_busy_per_sample"] == pytest.approx(layer0 / 5) and layer0 > 0
+    none = st.checkpoint(None)
+    assert none["extra_latency_per_sample"] == 0 and none["extra_busy_per_sample"] == 0
+    assert none["total_with"] == none["total_without"]

@@ -138,9 +138,10 @@ def check_checkpoint_fits(blocks, slots: int, esize: int, keeps, limit: int, nee
                 need = need_of(b, r, c) - m["without"] + m["with"]
                 if need > limit:
                     kept = "keeps" if keeps[b.index] else "discards"
+                    fewer = " or let this layer discard" if keeps[b.index] and b.index else ""
                     raise ConfigError(
                         f"checkpoint: layer {b.index} (Linear({b.dense.n_in}, "
                         f"{b.dense.n_out}); it {kept} its activations) does not fit: PE "
                         f"({r}, {c}) of its {b.rows} x {b.cols} block needs {need} data "
-                        f"bytes, a PE has {limit}; use more PEs (blocks=), fewer slots or "
-                        f"keep fewer layers")
+                        f"bytes, a PE has {limit}; use more PEs (blocks=), fewer slots"
+                        f"{fewer}")

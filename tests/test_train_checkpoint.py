@@ -185,17 +185,17 @@ def test_rcp_trains_bit_identically_0653_0655(net, algo, policy):
     X, Y = _data(sizes)
     plain = DeviceOrderMLP(_params(sizes, 7), _acts(names), shapes)
     out0, loss0 = plain.fit(X, Y, 0.05, algo, 4)
-    rcp = CheckpointedMLP(DeviceOrderMLP(_params(sizes, 7), _acts(names), shapes), keeps)
+    rcp = CheckpointedMLP(_params(sizes, 7), _acts(names), shapes, keeps)
     out1, loss1 = rcp.fit(X, Y, 0.05, algo, 4)
     assert np.array_equal(out0, out1) and np.array_equal(loss0, loss1)
-    for (W, b), (W1, b1) in zip(plain.params(), rcp.net.params(), strict=True):
+    for (W, b), (W1, b1) in zip(plain.params(), rcp.params(), strict=True):
         assert np.array_equal(W, W1) and np.array_equal(b, b1)
     assert rcp.recomputed > 0
     # against the same schedule keeping every layer: activations are held for a shorter
     # time ([0656]); with several samples in flight (mini-batch) fewer at the peak. With
     # one (SGD) the peak can be the same: a segment's recomputed activations are all
     # held while its backward pass runs, as the discarded ones were.
-    full = CheckpointedMLP(DeviceOrderMLP(_params(sizes, 7), _acts(names), shapes), (True,) * L)
+    full = CheckpointedMLP(_params(sizes, 7), _acts(names), shapes, (True,) * L)
     full.fit(X, Y, 0.05, algo, 4)
     assert full.recomputed == 0 and rcp.live == full.live == 0
     assert rcp.held < full.held
@@ -206,10 +206,10 @@ def test_rcp_against_textbook_float64():
     """The RCP run also agrees with textbook float64 numpy SGD (an independent model)."""
     sizes, names, shapes = NETS["relu4"]
     X, Y = _data(sizes)
-    rcp = CheckpointedMLP(DeviceOrderMLP(_params(sizes, 7), names, shapes), (True, False, False, True))
+    rcp = CheckpointedMLP(_params(sizes, 7), names, shapes, (True, False, False, True))
     rcp.fit(X, Y, 0.05, "sgd")
     want = train_numpy(_params(sizes, 7), names, X, Y, 0.05)
-    for (W, b), (Wr, br) in zip(rcp.net.params(), want, strict=True):
+    for (W, b), (Wr, br) in zip(rcp.params(), want, strict=True):
         assert np.allclose(W, Wr, rtol=1e-5, atol=1e-6) and np.allclose(b, br, rtol=1e-5, atol=1e-6)
 
 
@@ -224,9 +224,9 @@ def test_peak_activation_count_hand_worked():
     shapes = [(2, 2)] * 3 + [(2, 1)]
     X, Y = _data(sizes, n=8)
     names = ["relu"] * 3 + ["identity"]
-    rcp = CheckpointedMLP(DeviceOrderMLP(_params(sizes, 1), names, shapes), check_checkpoint(2, 4))
+    rcp = CheckpointedMLP(_params(sizes, 1), names, shapes, check_checkpoint(2, 4))
     rcp.fit(X, Y, 0.05, "minibatch", 4)
-    full = CheckpointedMLP(DeviceOrderMLP(_params(sizes, 1), names, shapes), (True,) * 4)
+    full = CheckpointedMLP(_params(sizes, 1), names, shapes, (True,) * 4)
     full.fit(X, Y, 0.05, "minibatch", 4)
     assert (rcp.peak, full.peak) == (84, 140)
     assert rcp.live == full.live == 0
@@ -252,11 +252,10 @@ def test_recompute_uses_the_current_weights_0615_0654():
         net.W[0] += np.float32(0.25)
 
     fwd = DeviceOrderMLP(P, names, shapes).forward(X[0])
-    Spy(DeviceOrderMLP(P, names, shapes), (True, False, True, True)).fit(X, Y, 0.0, "sgd")
+    Spy(P, names, shapes, (True, False, True, True)).fit(X, Y, 0.0, "sgd")
     assert np.array_equal(seen[1], fwd[1])
     seen.clear()
-    Spy(DeviceOrderMLP(P, names, shapes), (True, False, True, True)).fit(X, Y, 0.0, "sgd",
-                                                                        between=bump)
+    Spy(P, names, shapes, (True, False, True, True)).fit(X, Y, 0.0, "sgd", between=bump)
     W0, b0 = P[0]
     want = np.maximum((W0.astype(np.float64) + 0.25) @ X[0] + b0, 0)
     assert np.allclose(seen[1], want, rtol=1e-6, atol=1e-6)

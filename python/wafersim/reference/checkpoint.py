@@ -1,9 +1,10 @@
 """Reverse checkpoint (RCP) in the wafer's fp32 order of operations: a reference for
 seed 000 FIG. 28C-E, [0614]-[0615], [0650]-[0656].
 
-A :class:`CheckpointedMLP` trains a :class:`~wafersim.reference.training.DeviceOrderMLP`
-(plain chains of dense layers) with a checkpoint policy: per layer, whether it keeps its
-inputs (the activations its chain pass needs) from the forward pass to the backward pass.
+A :class:`CheckpointedMLP` is a :class:`~wafersim.reference.training.DeviceOrderMLP`
+(plain chains of dense layers) that trains with a checkpoint policy: per layer, whether it
+keeps its inputs (the activations its chain pass needs) from the forward pass to the
+backward pass.
 
 * **Forward** ([0651]): every layer computes as without RCP; only the kept layers'
   inputs (and the outputs, which the loss needs) are stored per sample in flight.
@@ -32,25 +33,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from .training import DeviceOrderMLP, _fprime
+from .training import DeviceOrderMLP, fprime
 
 __all__ = ["CheckpointedMLP"]
 
 _f32 = np.float32
 
 
-class CheckpointedMLP:
-    """RCP over ``net`` (a DeviceOrderMLP without skips, branches or thresholds; trained
-    in place). ``keeps``: per layer, True when it keeps its inputs; layer 0 must keep."""
+class CheckpointedMLP(DeviceOrderMLP):
+    """RCP over a DeviceOrderMLP without skips, branches or thresholds: ``params``,
+    ``activations``, ``shapes`` and the keyword arguments as DeviceOrderMLP takes them;
+    ``keeps``: per layer, True when it keeps its inputs (layer 0 must)."""
 
-    def __init__(self, net: DeviceOrderMLP, keeps):
+    def __init__(self, params, activations, shapes, keeps, **kwargs):
+        super().__init__(params, activations, shapes, **kwargs)
         keeps = tuple(bool(k) for k in keeps)
-        if len(keeps) != len(net.W) or not keeps[0]:
-            raise ValueError(f"keeps needs one entry per layer ({len(net.W)}), layer 0 kept; "
+        if len(keeps) != len(self.W) or not keeps[0]:
+            raise ValueError(f"keeps needs one entry per layer ({len(self.W)}), layer 0 kept; "
                              f"got {keeps}")
-        if net.skips or net.sources or any(t is not None for t in net.thresholds):
+        if self.skips or self.sources or any(t is not None for t in self.thresholds):
             raise ValueError("CheckpointedMLP takes plain chains of dense layers")
-        self.net, self.keeps = net, keeps
+        self.keeps = keeps
         self.live = 0           # activation elements stored now
         self.peak = 0           # the most stored at any time
         self.recomputed = 0     # layer forward passes run again, in all
@@ -71,17 +74,17 @@ class CheckpointedMLP:
         backward pass: boundary l (layer l's inputs; L: the outputs) -> vector, and z per
         layer where the activation's f' needs it (kept with the layer's outputs). A
         discarded boundary is used by the next layer as it arrives and not stored."""
-        net, L = self.net, len(self.net.W)
-        net.z = {}
+        L = len(self.W)
+        self.z = {}
         keep_b = list(self.keeps) + [True]
         a = np.asarray(x, dtype=_f32)
         stored = {"a": {0: a}, "z": {}}
         self._hold(len(a))
         for l in range(L):
-            a = net._layer_forward(l, a)
+            a = self._layer_forward(l, a)
             if keep_b[l + 1]:
                 stored["a"][l + 1] = a
-                stored["z"][l] = net.z[l]
+                stored["z"][l] = self.z[l]
                 self._hold(len(a))
             self._tick()
         return stored
@@ -90,7 +93,6 @@ class CheckpointedMLP:
     def _recompute(self, stored: dict, upto: int, buf: dict) -> None:
         """Boundaries k+1 .. m-1 of the segment that holds boundary ``upto`` (not kept),
         recomputed from the nearest kept boundary k with the current weights (FIG. 28D)."""
-        net = self.net
         k = upto
         while not self.keeps[k]:
             k -= 1
@@ -99,14 +101,14 @@ class CheckpointedMLP:
             m += 1
         a = stored["a"][k]
         for l in range(k, m - 1):
-            a = net._layer_forward(l, a)
+            a = self._layer_forward(l, a)
             self.recomputed += 1
             buf["a"][l + 1] = a
-            buf["z"][l] = net.z[l]
+            buf["z"][l] = self.z[l]
             self._hold(len(a))
 
     def _backward(self, stored: dict, y, mode: str, lr):
-        net, L = self.net, len(self.net.W)
+        L = len(self.W)
         buf = {"a": {}, "z": {}}
 
         def act(l):
@@ -117,19 +119,19 @@ class CheckpointedMLP:
         def z(l):
             return stored["z"].get(l, buf["z"].get(l))
 
-        net.z = {L - 1: z(L - 1)}          # the output delta's f' (where it needs z)
-        d, loss = net._output_delta(act(L), y)
+        self.z = {L - 1: z(L - 1)}          # the output delta's f' (where it needs z)
+        d, loss = self._output_delta(act(L), y)
         tot = None
         for l in range(L - 1, -1, -1):
             if l < L - 1:
-                fp = _fprime(net.act[l], act(l + 1), z(l))
+                fp = fprime(self.act[l], act(l + 1), z(l))
                 d = tot if fp is None else (tot * fp).astype(_f32)
-            tot = net._layer_backward(l, act(l), d, mode, lr)
+            tot = self._layer_backward(l, act(l), d, mode, lr)
             self._tick()
             self._release(stored, buf, l + 1)   # no layer west of l needs it
         self._release(stored, buf, 0)
         if mode != "sgd":
-            net.gcount += 1
+            self.gcount += 1
         return loss
 
     def _release(self, stored: dict, buf: dict, boundary: int) -> None:
@@ -142,10 +144,9 @@ class CheckpointedMLP:
     def fit(self, X, Y, lr: float, algo: str = "sgd", batch_size: int = 1, between=None):
         """Trains on the samples in order, as DeviceOrderMLP.fit; a mini-batch runs all its
         forward passes first (the samples in flight of the wafer's pipeline), then their
-        backward passes in order, then the update. ``between(net, k)``: called before the
-        backward pass of sample k. Returns (outputs, losses) per sample."""
-        net = self.net
-        per_delta = algo == "sgd" and net.in_place
+        backward passes in order, then the update. ``between(model, k)``: called before the
+        backward pass of sample k (``model``: this one). Returns (outputs, losses) per sample."""
+        per_delta = algo == "sgd" and self.in_place
         b = 1 if algo == "sgd" else batch_size
         outs, losses = [], []
         n = len(X)
@@ -153,15 +154,15 @@ class CheckpointedMLP:
             ks = range(s0, min(s0 + b, n))
             flight = [self._forward(X[k]) for k in ks]
             for k, stored in zip(ks, flight):
-                outs.append(stored["a"][len(net.W)])
+                outs.append(stored["a"][len(self.W)])
                 if between is not None:
-                    between(net, k)
+                    between(self, k)
                 losses.append(self._backward(stored, Y[k], "sgd" if per_delta else "acc", lr))
             if not per_delta:
-                if net.in_place:
-                    net.apply(-lr / net.gcount)
-                elif net.adam is not None:
-                    net.apply_adam(1.0 / net.gcount, lr)
+                if self.in_place:
+                    self.apply(-lr / self.gcount)
+                elif self.adam is not None:
+                    self.apply_adam(1.0 / self.gcount, lr)
                 else:
-                    net.apply_rule(1.0 / net.gcount, lr)
+                    self.apply_rule(1.0 / self.gcount, lr)
         return np.array(outs), np.array(losses)

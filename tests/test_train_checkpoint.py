@@ -136,6 +136,9 @@ def test_activation_memory_hand_worked_0656():
     # the peak was a finalizer of layer 0, whose outputs layer 1 now discards
     assert (mem["peak_without"], mem["peak_with"]) == (84, 60)
     assert mem["saved_per_pe"][L1.at(0, 1)] == 24
+    # the plan's own memory statistics give the bytes kept today (every layer keeps)
+    kept = plan.memory()
+    assert all(kept[p]["activation_bytes"] == v["without"] for p, v in mem["per_pe"].items())
     # every layer kept: nothing changes
     same = activation_memory(plan.layers, 3, 4, (True, True, True))
     assert all(v["with"] == v["without"] for v in same.values())

@@ -11,7 +11,8 @@ This module holds what does not depend on the wafer's recompute dataflow:
   "every fourth layer" is k = 4) or a list of the layers that keep;
 * ``recompute_segments``: which kept layer recomputes which discarding layers;
 * ``activation_memory``: the forward activation bytes each PE holds with and without a
-  policy, in the mapping's layout (docs/training.md, "Reverse checkpoint").
+  policy, in the mapping's layout (docs/training.md, "Reverse checkpoint"), and
+  ``check_checkpoint_fits``, the PE memory check ``ws.map`` makes with it.
 
 "Layer l keeps" means its PEs keep their inputs a_{l-1} (the activation slots beside the
 weight rows, A 2816 / A 2826 of FIG. 28) for every sample in flight, and the finalizers
@@ -26,7 +27,7 @@ import numbers
 from ..errors import ConfigError
 
 __all__ = ["check_checkpoint", "recompute_segments", "activation_memory",
-           "checkpoint_memory"]
+           "checkpoint_memory", "check_checkpoint_fits"]
 
 
 def _layer_index(value, n_layers: int, where: str) -> int:

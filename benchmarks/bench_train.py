@@ -25,10 +25,18 @@ Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 
    mini-batches of 8: emulated cycles per sample, wall seconds per 1,000 samples, and both as
    ratios to MSELoss with plain SGD of the same algorithm. Only this part runs with --kinds.
 
+6. With --rcp: reverse checkpoint on the deeper 64-64-64-10 network (ReLU; slots 2 and
+   8, the default): per policy (checkpoint=2, 3, 4), the activation bytes per PE with and without (the
+   mapping's layout; mean, peak) and the cycles per sample it would add (estimated from a
+   measured SGD run: the forward latency of the recomputed layers, one sample in flight;
+   the wafer's recompute pass is not compiled yet), against the aim (memory per PE at
+   least halved for at most 35% more cycles). Only this part runs with --rcp.
+
 Run: python benchmarks/bench_train.py [--samples 400 | --full] [--blocks 4x4,4x2]
                                       [--repeat 3] [--threads N] [--to95 [--max-epochs 10]]
      python benchmarks/bench_train.py --flat [--flat-samples 10000] [--flat-queues 100,1000,10000]
      python benchmarks/bench_train.py --kinds [--samples 400]
+     python benchmarks/bench_train.py --rcp [--samples 400] [--rcp-slots 2,8]
 Wall times are the best of --repeat runs (the machine may be shared: numbers are noisy).
 Emulated cycles do not depend on the machine.
 """
@@ -54,6 +62,8 @@ AIM_BOUND = 1.5          # measured cycles per sample / analytic bound
 AIM_TO95 = 300.0         # seconds to 95% test accuracy on 2 cores
 AIM_TO95_LONG = 60.0     # the longer-term aim
 AIM_FLAT = 1.10          # wall time per sample, many queued / 100 queued
+AIM_RCP_MEMORY = 0.5     # activation bytes per PE with RCP / without (at most)
+AIM_RCP_CYCLES = 1.35    # cycles per sample with RCP / without (at most)
 EPOCH = 1437             # digits training samples (the 80% split)
 
 #: (name, dtype, algo, lr, batch_size)
@@ -255,6 +265,42 @@ def kinds(args, data) -> None:
                   f"{wall:7.3f} s / 1000 samples ({wall / base[1]:4.2f} x)")
 
 
+def rcp(args, data) -> None:
+    """Reverse checkpoint on 64-64-64-10: bytes per PE saved, cycles it would cost."""
+    Xtr, ytr, _, _ = data
+    n = min(args.samples, len(Xtr))
+    order = np.random.default_rng(args.seed).permutation(len(Xtr))[:n]
+    for slots in args.rcp_slots:
+        ws.nn.manual_seed(0)
+        model = ws.nn.Sequential(ws.nn.Linear(64, 64), ws.nn.ReLU(), ws.nn.Linear(64, 64),
+                                 ws.nn.ReLU(), ws.nn.Linear(64, 64), ws.nn.ReLU(),
+                                 ws.nn.Linear(64, 10))
+        plan = ws.map(model, blocks=args.blocks, slots=slots)
+        if args.threads is not None:
+            plan.wafer.threads = args.threads
+        tr = ws.Trainer(plan, algo="sgd", lr=0.1, progress=False, timeline=True)
+        tr.fit(Xtr[order], ytr[order], epochs=1, shuffle=False)
+        st = tr.stats()
+        shapes = ", ".join(f"{b.rows}x{b.cols}" for b in plan.layers)
+        print(f"\n== reverse checkpoint: 64-64-64-10 ReLU, blocks {shapes}, slots={slots}, "
+              f"fp32 SGD lr 0.1, {n} samples: {st.cycles_per_sample:.0f} cycles per sample")
+        print(f"  {'policy':8s} {'keeps':6s} {'mean B/PE':>15s} {'peak B/PE':>13s} "
+              f"{'ratio':>6s} {'+busy/sample':>13s} {'+cycles/sample':>15s} {'ratio':>6s}  aim")
+        for policy in (2, 3, 4):
+            r = st.checkpoint(policy)
+            npe = len(r["per_pe"])
+            m0, m1 = r["total_without"] / npe, r["total_with"] / npe
+            cyc = (st.cycles_per_sample + r["extra_latency_per_sample"]) / st.cycles_per_sample
+            keeps = "".join("K" if k else "-" for k in r["keeps"])
+            ok = m1 / m0 <= AIM_RCP_MEMORY and cyc <= AIM_RCP_CYCLES
+            print(f"  {str(policy):8s} {keeps:6s} {m0:6.0f} -> {m1:5.0f} "
+                  f"{r['peak_without']:5d} -> {r['peak_with']:4d} {m1 / m0:6.2f} "
+                  f"{r['extra_busy_per_sample']:13.0f} {r['extra_latency_per_sample']:15.0f} "
+                  f"{cyc:6.2f}  {'holds' if ok else 'misses'}")
+    print(f"  aim: mean activation bytes per PE <= {AIM_RCP_MEMORY} x, cycles <= "
+          f"{AIM_RCP_CYCLES} x (cycles estimated: the wafer's recompute pass is not compiled)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -272,6 +318,10 @@ def main() -> None:
                     help="only the losses and optimizers side by side (cycles, wall time)")
     ap.add_argument("--flat", action="store_true",
                     help="only time the wall time per sample against the samples queued")
+    ap.add_argument("--rcp", action="store_true",
+                    help="only reverse checkpoint on 64-64-64-10 (bytes per PE, estimated cycles)")
+    ap.add_argument("--rcp-slots", type=lambda t: [int(v) for v in t.split(",")],
+                    default=[2, 8], help="slots of the --rcp plans (8: the default, 2 x layers)")
     ap.add_argument("--flat-samples", type=int, default=10_000, help="samples of --flat")
     ap.add_argument("--flat-queues", type=lambda t: [int(v) for v in t.split(",")],
                     default=[100, 1000, 10_000], help="samples per fit call in --flat")
@@ -287,6 +337,9 @@ def main() -> None:
         return
     if args.kinds:
         kinds(args, data)
+        return
+    if args.rcp:
+        rcp(args, data)
         return
     for cfg in CONFIGS:
         bench_config(cfg, args, data)

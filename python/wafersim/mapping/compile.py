@@ -11,7 +11,8 @@ from ..nn.dense import DenseLayer
 from ..nn.sequential import Sequential
 from . import task_ids as T
 from .activation_threshold import check_activation_threshold
-from .block_shapes import choose_blocks
+from .block_shapes import choose_blocks, pe_data_bytes
+from .checkpoint import check_checkpoint, check_checkpoint_fits
 from .colors import allocate_colors, mapping_roles
 from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
@@ -45,7 +46,7 @@ def _origin(origin) -> tuple[int, int]:
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
-              optimizer=None, activation_threshold=None) -> Plan:
+              optimizer=None, activation_threshold=None, checkpoint=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -66,6 +67,13 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       skipped; a number >= 0 for every hidden layer; a list with one entry per hidden
       layer (all but the output layer) or a {layer: t} dict (None: no threshold there).
       ``Plan.set_activation_threshold`` changes the values later (runtime words).
+    * ``checkpoint``: reverse checkpoint (RCP, [0614]-[0615], [0650]-[0656]): None (every
+      layer keeps its forward activations), an integer k (layers 0, k, 2k, ... keep) or a
+      list of the layers that keep (layer 0 among them). The policy is checked (layers,
+      PE memory) before anything is loaded; a policy under which some layer discards is
+      then refused (the wafer's recompute pass is not compiled yet; docs/training.md,
+      "Reverse checkpoint"). ``mapping.checkpoint.checkpoint_memory`` tells what a
+      policy would save on a plan.
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -100,6 +108,11 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     if any(t is not None for t in thresholds) and (residual_blocks(dense) or branch_blocks(dense)):
         raise ConfigError("activation_threshold is not supported with Residual or TwoBranch "
                           "blocks (their skip paths are sent dense; docs/unsupported_functionality.md)")
+    keeps = check_checkpoint(checkpoint, len(dense))
+    if not all(keeps) and (residual_blocks(dense) or branch_blocks(dense)):
+        raise ConfigError("checkpoint is not supported with Residual or TwoBranch blocks "
+                          "(their skip paths would need recompute rules of their own; "
+                          "docs/unsupported_functionality.md)", category="unsupported")
     for i, d in enumerate(dense):
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
@@ -147,6 +160,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for i, (d, (r, c)) in enumerate(zip(dense, shapes)):
         layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
         col += c
+    if not all(keeps):
+        _refuse_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,
+                           _extra_bytes(dense, esize, int(slots), loss, optimizer))
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))
     residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
@@ -164,3 +180,23 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     plan.source_model = source
     plan.load()
     return plan
+
+
+def _refuse_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra) -> None:
+    """A valid policy under which some layer discards: check that it fits PE memory (a
+    clear error naming the layer and the limit if not), then refuse it: the recompute
+    pass of the backward pass is not compiled for the wafer yet."""
+    def need_of(b, r, c):
+        nin, nout = b.in_groups[r][1], b.out_groups[c][1]
+        return pe_data_bytes(nin, nout, esize, slots, r == c, b.index == 0, 0,
+                             extra(b.index, nin, nout, r == c))
+
+    check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
+    gone = [l for l, k in enumerate(keeps) if not k]
+    raise ConfigError(
+        f"checkpoint: layer(s) {gone} would discard their forward activations, and the "
+        f"wafer's recompute pass (the kept layer re-sending its stored activations east "
+        f"through them in the backward pass, [0653]) is not compiled yet; map with "
+        f"checkpoint=None (or 1), or evaluate the policy with "
+        f"wafersim.mapping.checkpoint.checkpoint_memory and wafersim.reference.checkpoint "
+        f"(docs/training.md, \"Reverse checkpoint\")", category="unsupported")

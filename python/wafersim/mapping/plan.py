@@ -405,10 +405,17 @@ class Plan:
 
     # ---- descriptions -----------------------------------------------------------------
     def memory(self) -> dict[tuple[int, int], dict]:
-        """Per PE: data bytes used and instructions of its program."""
+        """Per PE: data bytes used, instructions of its program, and the bytes of forward
+        activations it keeps for the backward pass (``activation_bytes``; a reverse
+        checkpoint's saving is measured against it: mapping/checkpoint.py)."""
+        from .checkpoint import activation_memory
+
+        acts = activation_memory(self.layers, self.slots, 4 if self.dtype == "fp32" else 2,
+                                 (True,) * len(self.layers))
         out = {}
         for p, prog in self.programs.items():
-            out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count}
+            out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count,
+                      "activation_bytes": acts[p]["without"] if p in acts else 0}
         return out
 
     def describe(self) -> str:

@@ -115,6 +115,10 @@ def _fprime(act, a: np.ndarray, z: np.ndarray | None = None) -> np.ndarray | Non
     return None
 
 
+#: f' as the wafer computes it (public for the other references: reference/checkpoint.py)
+fprime = _fprime
+
+
 def graph_of(dense) -> tuple[dict[int, int], dict[int, int]]:
     """(skips, sources) of a model's dense layers, in the terms the references take.
     Vectors are numbered as ``acts``: 0 the input, k + 1 the output of layer k.

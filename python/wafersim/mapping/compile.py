@@ -17,6 +17,7 @@ from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .plan import DTYPES, Plan
 from .routes import mapping_routes
+from .smear import check_smear
 
 __all__ = ["map_model"]
 
@@ -45,7 +46,7 @@ def _origin(origin) -> tuple[int, int]:
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
-              optimizer=None, activation_threshold=None) -> Plan:
+              optimizer=None, activation_threshold=None, smear=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -66,6 +67,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       skipped; a number >= 0 for every hidden layer; a list with one entry per hidden
       layer (all but the output layer) or a {layer: t} dict (None: no threshold there).
       ``Plan.set_activation_threshold`` changes the values later (runtime words).
+    * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
+      splitting each neuron of the layer into fan-in portions, one per PE row of its
+      block, whose partial sums the column chain combines: an integer k (k equal
+      portions) or a list of fractions summing to 1 ([0.5, 0.25, 0.25]: unequal). The
+      layer gets len(portions) rows and the layer before it as many columns, with output
+      groups of the same sizes (mapping/smear.py; docs/training.md, "Neuron smearing").
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -100,6 +107,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     if any(t is not None for t in thresholds) and (residual_blocks(dense) or branch_blocks(dense)):
         raise ConfigError("activation_threshold is not supported with Residual or TwoBranch "
                           "blocks (their skip paths are sent dense; docs/unsupported_functionality.md)")
+    smear_sizes = check_smear(smear, dense, (wafer.rows - _origin(origin)[0])
+                              if wafer is not None else None)
+    if smear_sizes and (residual_blocks(dense) or branch_blocks(dense)):
+        raise ConfigError("smear is not supported with Residual or TwoBranch blocks (their "
+                          "skip paths need the fork's column groups; "
+                          "docs/unsupported_functionality.md)")
     for i, d in enumerate(dense):
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
@@ -118,9 +131,15 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         shapes = choose_blocks(dense, esize, int(slots), data_bytes,
                                max_rows=(wafer.rows - r0) if wafer is not None else None,
                                skip_depth=deepest,
-                               extra=_extra_bytes(dense, esize, int(slots), loss, optimizer))
+                               extra=_extra_bytes(dense, esize, int(slots), loss, optimizer),
+                               smear=smear_sizes)
     else:
         shapes = check_shapes(dense, blocks)
+        for k, sizes in sorted(smear_sizes.items()):
+            if shapes[k][0] != len(sizes):
+                raise ConfigError(f"layer {k}: smear splits its neurons into {len(sizes)} "
+                                  f"portions, one per PE row, but blocks gives it "
+                                  f"{shapes[k][0]} rows")
     lowered_loss = loss_for(loss)
     width = sum(c for _, c in shapes) + (1 if lowered_loss.has_head else 0)
     height = shapes[0][0]
@@ -145,7 +164,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     layer_blocks = []
     col = c0
     for i, (d, (r, c)) in enumerate(zip(dense, shapes)):
-        layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
+        layer_blocks.append(LayerBlock(i, d, r, c, r0, col, in_sizes=smear_sizes.get(i),
+                                       out_sizes=smear_sizes.get(i + 1)))
         col += c
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))

@@ -246,7 +246,9 @@ def test_combining_costs_partial_sum_traffic_per_extra_portion_0477_0478():
     ({0: []}, "empty list"),
     ({0: [1 / 17] * 17}, "17 portions, but the layer has only 16 inputs"),
     ({0: [0.97, 0.01, 0.02]}, r"portion 1 \(0.01\) is 0.16 of the layer's 16 inputs"),
-    ({0: 2, 1: 3}, r"no block shapes fit the smear \(layer 0: 2, layer 1: 3 portions"),
+    ({0: 2, 1: 3}, r"smear\[1\] asks for 3 portions, but layer 0 is smeared into 2: rows "
+                   "never grow"),
+    ({1: 13}, "13 portions, but the layer has only 12 inputs"),
 ])
 def test_impossible_split_raises_naming_the_layer_and_limit_before_any_cycle(smear, match):
     """An impossible smearing split (portions that do not sum to 1, more portions than
@@ -258,12 +260,22 @@ def test_impossible_split_raises_naming_the_layer_and_limit_before_any_cycle(sme
 
 def test_smear_conflicts_and_limits_are_refused():
     """Portions and blocks must agree (a layer's portions are its rows); more portions
-    than the wafer's rows; Residual and TwoBranch models are refused."""
+    than the wafer's rows; more portions than an earlier layer can pass on (rows never
+    grow eastward); portions whose block does not fit PE memory; Residual and TwoBranch
+    models are refused."""
     with pytest.raises(ws.ConfigError, match="layer 1: smear splits its neurons into 3 "
                                              "portions, one per PE row, but blocks gives it 2"):
         ws.map(make_model(), smear={1: UNEQUAL}, blocks=[(2, 2), (2, 2)])
     with pytest.raises(ws.ConfigError, match="only 2 PE rows are available"):
         ws.map(make_model(), ws.Wafer(2, 8), smear={0: 4})
+    deep = ws.nn.Sequential(ws.nn.Linear(16, 3), ws.nn.ReLU(), ws.nn.Linear(3, 8), ws.nn.ReLU(),
+                            ws.nn.Linear(8, 2))
+    with pytest.raises(ws.ConfigError, match=r"smear\[2\] asks for 4 portions, but layer 0 "
+                                             r"\(Linear\(16, 3\)\) has only 3 outputs"):
+        ws.map(deep, smear={2: 4})
+    with pytest.raises(ws.ConfigError, match=r"no block shapes fit the smear \(layer 0: 1 "
+                                             "portions.*32768 data bytes"):
+        ws.map(ws.nn.Sequential(ws.nn.Linear(100, 100)), smear={0: 1})
     res = ws.nn.Sequential(ws.nn.Linear(8, 4), ws.nn.ReLU(),
                            ws.nn.Residual(ws.nn.Sequential(ws.nn.Linear(4, 4), ws.nn.ReLU())),
                            ws.nn.Linear(4, 2))

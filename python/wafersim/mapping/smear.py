@@ -107,7 +107,32 @@ def check_smear(value, dense, max_rows: int | None = None) -> dict[int, tuple[in
         if sizes is None:
             sizes = tuple(len(g) for g in np.array_split(np.arange(d.n_in), parts))
         out[int(k)] = sizes
+    _check_rows_do_not_grow(out, dense)
     return out
+
+
+def _check_rows_do_not_grow(out: dict, dense) -> None:
+    """Rows never grow from west to east (R_{m+1} = C_m <= R_m, placement.py): every
+    layer m before a layer smeared into k portions needs k rows and k columns, so at
+    least k inputs and outputs, and no fewer portions of its own."""
+    for l, sizes in sorted(out.items()):
+        k = len(sizes)
+        for m in range(l):
+            d = dense[m]
+            few = min(d.n_in, d.n_out)
+            if few < k:
+                raise ConfigError(
+                    f"smear[{l}] asks for {k} portions, but layer {m} (Linear({d.n_in}, "
+                    f"{d.n_out})) has only {few} {'inputs' if d.n_in == few else 'outputs'}: "
+                    f"every earlier layer needs at least {k} rows and columns (a layer's "
+                    "rows receive the previous layer's columns, and a block has at least as "
+                    "many rows as columns)")
+            if m in out and len(out[m]) < k:
+                raise ConfigError(
+                    f"smear[{l}] asks for {k} portions, but layer {m} is smeared into "
+                    f"{len(out[m])}: rows never grow from west to east (a layer's rows "
+                    "receive the previous layer's columns, and a block has at least as many "
+                    f"rows as columns), so layer {m} needs at least {k}")
 
 
 def balanced_portions(load, k: int) -> list[float]:
@@ -115,7 +140,8 @@ def balanced_portions(load, k: int) -> list[float]:
     ``load`` (e.g. how often each input is nonzero: the forward pass's multiply-adds per
     input, [0408]) so that the most loaded portion carries as little as possible: the
     allocation responsive to measured compute requirements of [0490]. Each portion gets
-    at least one input; among equally good splits the earliest cut points win."""
+    at least one input; ties between equally good splits are broken deterministically
+    (the earliest last cut, then recursively)."""
     w = np.asarray(load, dtype=np.float64).ravel()
     n = len(w)
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= n:

@@ -6,12 +6,13 @@ References: the device-order fp32 reference given the same portions (bit for bit
 unsmeared mapping (fp32 tolerance: the portions change the summation order), and a
 hand count of the FIG. 18A/18B loads."""
 
-import numpy as np
-import pytest
-
-import wafersim as ws
 import itertools
 
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import wafersim as ws
 from wafersim.mapping.smear import balanced_portions, portion_sizes
 
 from train_refs import assert_params_close, assert_trains_like, device_reference
@@ -59,6 +60,18 @@ def test_portion_sizes_round_by_largest_remainder_0488():
     assert portion_sizes([1 / 3] * 3, 10) == (4, 3, 3)
     assert portion_sizes([0.7, 0.3], 5) == (4, 1)
     assert portion_sizes([0.1, 0.2, 0.7], 20) == (2, 4, 14)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(weights=st.lists(st.integers(1, 1000), min_size=1, max_size=12),
+       n=st.integers(1, 300))
+def test_portion_sizes_are_whole_inputs_within_one_of_each_share_0488(weights, n):
+    """Arbitrary portions [0488] become whole inputs: the sizes sum to n and each differs
+    from its exact share p n by less than one (largest remainders)."""
+    p = [w / sum(weights) for w in weights]
+    sizes = portion_sizes(p, n)
+    assert sum(sizes) == n and len(sizes) == len(p)
+    assert all(abs(s - q * n) < 1 for s, q in zip(sizes, p))
 
 
 def test_balanced_portions_minimize_the_largest_load_like_brute_force_0490():

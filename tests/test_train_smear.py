@@ -112,6 +112,8 @@ def test_plan_places_the_portions_on_the_rows_0476(name):
                 spec = plan.specs[b.at(r, c)]
                 assert (spec.i0, spec.nin) == b.in_groups[r]
     assert [n for _, n in plan.layers[0].out_groups] == [n for _, n in plan.layers[1].in_groups]
+    if name == "unequal":
+        assert "fan-in portions of [6, 3, 3] inputs" in plan.describe()
 
 
 @pytest.mark.parametrize("algo", ["sgd", "minibatch"])

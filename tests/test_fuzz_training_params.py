@@ -100,7 +100,7 @@ MAP = [
             mentions=("Sequential", "model")),
     *params(_map, lambda: {"model": _model(), "blocks": [(2, 2), (2, 1)]}, "wafer", "blocks",
             "dtype", "origin", "slots", "skip_depth", "loss", "optimizer",
-            "activation_threshold"),
+            "activation_threshold", "smear"),
 ]
 
 TRAINER = [

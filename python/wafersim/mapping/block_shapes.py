@@ -44,17 +44,27 @@ def _no_extra(index: int, nin: int, nout: int, final: bool) -> int:
 
 def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: int,
                   max_rows: int | None = None, pe_charge: float = 8.0,
-                  skip_depth: int = 1, extra=_no_extra) -> list[tuple[int, int]]:
+                  skip_depth: int = 1, extra=_no_extra,
+                  smear: dict | None = None) -> list[tuple[int, int]]:
     """(rows, cols) per layer. ConfigError naming the layer when even the largest block
     allowed cannot hold it. The layers of a residual block get square blocks with the
     rows they receive (placement.py). ``extra(layer, nin, nout, final)``: the bytes the
-    lowerings add to such a PE."""
+    lowerings add to such a PE. ``smear``: layer -> the sizes of its input groups
+    (smear.py); such a layer gets as many rows, the layer before it as many columns."""
     limit = max_rows or 64
     square = in_residual(dense)
+    smear = smear or {}
+
+    def largest(i, r, c):
+        """The largest |I_r| and |O_c| of layer i on r x c PEs."""
+        d = dense[i]
+        nin = max(smear[i]) if i in smear else math.ceil(d.n_in / r)
+        nout = max(smear[i + 1]) if i + 1 in smear else math.ceil(d.n_out / c)
+        return nin, nout
 
     def fits(d, r, c, first):
         i = dense.index(d)
-        nin, nout = math.ceil(d.n_in / r), math.ceil(d.n_out / c)
+        nin, nout = largest(i, r, c)
         need = pe_data_bytes(nin, nout, esize, slots, True, first,
                              skip_depth if d.skip_from is not None else 0,
                              extra(i, nin, nout, True))
@@ -63,7 +73,7 @@ def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: i
     n = len(dense)
 
     def work(i, r, c):
-        nin, nout = math.ceil(dense[i].n_in / r), math.ceil(dense[i].n_out / c)
+        nin, nout = largest(i, r, c)
         return nin * nout * (2 if i == 0 else 3) // 2 + 12 * nout
 
     def options(i, rows):
@@ -71,6 +81,8 @@ def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: i
         if rows > d.n_in:
             return []
         cs = [rows] if i in square else range(1, min(rows, d.n_out, limit) + 1)
+        if i + 1 in smear:
+            cs = [c for c in cs if c == len(smear[i + 1])]
         return [c for c in cs if c <= d.n_out and fits(d, rows, c, i == 0)
                 and (i + 1 == n or c <= dense[i + 1].n_in)]
 
@@ -91,10 +103,19 @@ def choose_blocks(dense: list[DenseLayer], esize: int, slots: int, data_bytes: i
         return memo[key]
 
     best, best_cost = None, math.inf
-    for r0 in range(1, min(dense[0].n_in, limit) + 1):
+    firsts = [len(smear[0])] if 0 in smear else range(1, min(dense[0].n_in, limit) + 1)
+    for r0 in firsts:
         cost, shape = cheapest(0, r0)
         if shape is not None and cost < best_cost:
             best, best_cost = shape, cost
+    if best is None and smear:
+        parts = ", ".join(f"layer {k}: {len(v)}" for k, v in sorted(smear.items()))
+        raise ConfigError(f"no block shapes fit the smear ({parts} portions, one per PE row): "
+                          "a smeared layer's portions are its rows and the previous layer's "
+                          "columns, a block needs at least as many rows as columns (so every "
+                          "earlier layer needs at least that many rows and inputs), and each PE "
+                          f"must fit its {data_bytes} data bytes; give fewer portions or "
+                          "blocks=")
     if best is None:
         d = dense[0]
         raise ConfigError(f"layer 0 (Linear({d.n_in}, {d.n_out})) does not fit: even "

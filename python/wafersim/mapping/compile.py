@@ -18,6 +18,7 @@ from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .plan import DTYPES, Plan
 from .routes import mapping_routes
+from .smear import check_smear
 
 __all__ = ["map_model"]
 
@@ -46,7 +47,8 @@ def _origin(origin) -> tuple[int, int]:
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
-              optimizer=None, activation_threshold=None, checkpoint=None) -> Plan:
+              optimizer=None, activation_threshold=None, checkpoint=None,
+              smear=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -74,6 +76,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       then refused (the wafer's recompute pass is not compiled yet; docs/training.md,
       "Reverse checkpoint"). ``mapping.checkpoint.checkpoint_memory`` tells what a
       policy would save on a plan.
+    * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
+      splitting each neuron of the layer into fan-in portions, one per PE row of its
+      block, whose partial sums the column chain combines: an integer k (k equal
+      portions) or a list of fractions summing to 1 ([0.5, 0.25, 0.25]: unequal). The
+      layer gets len(portions) rows and the layer before it as many columns, with output
+      groups of the same sizes (mapping/smear.py; docs/training.md, "Neuron smearing").
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -113,6 +121,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         raise ConfigError("checkpoint is not supported with Residual or TwoBranch blocks "
                           "(their skip paths would need recompute rules of their own; "
                           "docs/unsupported_functionality.md)", category="unsupported")
+    smear_sizes = check_smear(smear, dense, (wafer.rows - _origin(origin)[0])
+                              if wafer is not None else None)
+    if smear_sizes and (residual_blocks(dense) or branch_blocks(dense)):
+        raise ConfigError("smear is not supported with Residual or TwoBranch blocks (their "
+                          "skip paths need the fork's column groups; "
+                          "docs/unsupported_functionality.md)")
     for i, d in enumerate(dense):
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
@@ -131,9 +145,15 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         shapes = choose_blocks(dense, esize, int(slots), data_bytes,
                                max_rows=(wafer.rows - r0) if wafer is not None else None,
                                skip_depth=deepest,
-                               extra=_extra_bytes(dense, esize, int(slots), loss, optimizer))
+                               extra=_extra_bytes(dense, esize, int(slots), loss, optimizer),
+                               smear=smear_sizes)
     else:
         shapes = check_shapes(dense, blocks)
+        for k, sizes in sorted(smear_sizes.items()):
+            if shapes[k][0] != len(sizes):
+                raise ConfigError(f"layer {k}: smear splits its neurons into {len(sizes)} "
+                                  f"portions, one per PE row, but blocks gives it "
+                                  f"{shapes[k][0]} rows")
     lowered_loss = loss_for(loss)
     width = sum(c for _, c in shapes) + (1 if lowered_loss.has_head else 0)
     height = shapes[0][0]
@@ -158,7 +178,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     layer_blocks = []
     col = c0
     for i, (d, (r, c)) in enumerate(zip(dense, shapes)):
-        layer_blocks.append(LayerBlock(i, d, r, c, r0, col))
+        layer_blocks.append(LayerBlock(i, d, r, c, r0, col, in_sizes=smear_sizes.get(i),
+                                       out_sizes=smear_sizes.get(i + 1)))
         col += c
     if not all(keeps):
         _refuse_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,

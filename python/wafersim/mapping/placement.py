@@ -29,15 +29,21 @@ __all__ = ["LayerBlock", "groups", "check_shapes", "residual_blocks", "in_residu
            "branch_blocks", "branch_split"]
 
 
-def groups(n: int, k: int) -> list[tuple[int, int]]:
-    """(start, count) of ``k`` consecutive groups covering range(n), sizes as array_split."""
+def groups(n: int, k: int, sizes=None) -> list[tuple[int, int]]:
+    """(start, count) of ``k`` consecutive groups covering range(n), sizes as array_split,
+    or the given ``sizes`` (a smeared layer's portions, smear.py)."""
+    if sizes is not None:
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        return [(int(s), int(c)) for s, c in zip(starts, sizes)]
     parts = np.array_split(np.arange(n), k)
     return [(int(p[0]), len(p)) for p in parts]
 
 
 @dataclass(frozen=True)
 class LayerBlock:
-    """One layer's block of PEs. ``row0, col0``: the wafer position of its PE (0, 0)."""
+    """One layer's block of PEs. ``row0, col0``: the wafer position of its PE (0, 0).
+    ``in_sizes`` / ``out_sizes``: the sizes of the groups I_r / O_c when smearing chose
+    them (smear.py); None: array_split sizes."""
 
     index: int
     dense: DenseLayer
@@ -45,14 +51,16 @@ class LayerBlock:
     cols: int
     row0: int
     col0: int
+    in_sizes: tuple[int, ...] | None = None
+    out_sizes: tuple[int, ...] | None = None
 
     @property
     def in_groups(self) -> list[tuple[int, int]]:
-        return groups(self.dense.n_in, self.rows)
+        return groups(self.dense.n_in, self.rows, self.in_sizes)
 
     @property
     def out_groups(self) -> list[tuple[int, int]]:
-        return groups(self.dense.n_out, self.cols)
+        return groups(self.dense.n_out, self.cols, self.out_sizes)
 
     def at(self, r: int, c: int) -> tuple[int, int]:
         """Wafer (row, col) of the block's PE (r, c)."""
@@ -73,7 +81,9 @@ class LayerBlock:
         d = self.dense
         return (f"layer {self.index}: Linear({d.n_in}, {d.n_out}) + {d.activation} on "
                 f"{self.rows} x {self.cols} PEs at rows {self.row0}..{self.row0 + self.rows - 1}, "
-                f"cols {self.col0}..{self.col0 + self.cols - 1}")
+                f"cols {self.col0}..{self.col0 + self.cols - 1}"
+                + (f"; neurons smeared over the rows in fan-in portions of "
+                   f"{list(self.in_sizes)} inputs" if self.in_sizes is not None else ""))
 
 
 def residual_blocks(dense: list[DenseLayer]) -> list[tuple[int, int]]:

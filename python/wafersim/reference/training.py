@@ -45,9 +45,18 @@ def fma32(a, b, c) -> np.ndarray:
     return np.where(tie, fixed, r).astype(_f32)
 
 
-def _groups(n: int, k: int) -> list[tuple[int, int]]:
+def _groups(n: int, k) -> list[tuple[int, int]]:
+    """(start, count) of consecutive groups of range(n): ``k`` of array_split's sizes, or
+    the sizes ``k`` lists (a smeared layer's portions)."""
+    if not isinstance(k, (int, np.integer)):
+        starts = np.concatenate([[0], np.cumsum(k)[:-1]]).astype(int)
+        return [(int(a), int(b)) for a, b in zip(starts, k)]
     parts = np.array_split(np.arange(n), k)
     return [(int(p[0]), len(p)) for p in parts]
+
+
+def _count(k) -> int:
+    return int(k) if isinstance(k, (int, np.integer)) else len(k)
 
 
 def _name(act) -> str:
@@ -177,7 +186,8 @@ def mlp_forward(params, activations, x, skips=None, sources=None) -> np.ndarray:
 
 class DeviceOrderMLP:
     """fp32 training in the wafer's order of operations for block shapes ``shapes``
-    ((rows, cols) per layer). ``params``: (W, b or None) per layer; ``activations``: names;
+    ((rows, cols) per layer; rows or cols may be the list of group sizes of a smeared
+    layer: ((3, 9), 2) is 2 rows holding inputs 0..2 and 3..11). ``params``: (W, b or None) per layer; ``activations``: names;
     ``skips``, ``sources``: the joins and the layers that read the fork, as
     :func:`graph_of` gives them. A residual's join adds the first layer's input to its
     activations (y = f(x) + x), and in the backward pass dL/dy joins the first layer's
@@ -204,7 +214,10 @@ class DeviceOrderMLP:
         self.b = [None if b is None else np.array(b, dtype=_f32) for _, b in params]
         self.act = list(activations)
         self.thresholds = list(thresholds) if thresholds is not None else [None] * len(self.W)
-        self.shapes = [tuple(s) for s in shapes]
+        # (R, C) per layer; R (C) may list the sizes of the input (output) groups of a
+        # smeared layer (mapping/smear.py) instead of their number
+        self.groups_given = [tuple(s) for s in shapes]
+        self.shapes = [(_count(R), _count(C)) for R, C in self.groups_given]
         self.G = [np.zeros_like(W) for W in self.W]
         self.Gb = [None if b is None else np.zeros_like(b) for b in self.b]
         self.gcount = 0
@@ -231,11 +244,12 @@ class DeviceOrderMLP:
         R, C = self.shapes[l]
         n_out, n_in = W.shape
         z = np.zeros(n_out, dtype=_f32)
-        for o0, no in _groups(n_out, C):
+        Rg, Cg = self.groups_given[l]
+        for o0, no in _groups(n_out, Cg):
             cols = slice(o0, o0 + no)
-            c = _groups(n_out, C).index((o0, no))
+            c = _groups(n_out, Cg).index((o0, no))
             psum = []
-            for i0, ni in _groups(n_in, R):
+            for i0, ni in _groups(n_in, Rg):
                 s = np.zeros(no, dtype=_f32)
                 for i in range(i0, i0 + ni):       # arrival order: ascending index
                     if a_in[i] != 0:               # zeros are never sent [0408]
@@ -287,7 +301,7 @@ class DeviceOrderMLP:
             v = np.asarray(v, _f32)
             return fn("fp32", n=len(v), src="s", dst="d", prefix="r").reference(v)
 
-        _, C = self.shapes[-1]
+        _, C = self.groups_given[-1]
         groups = _groups(len(z), C)
         y = np.asarray(y, _f32)
         part = None
@@ -321,7 +335,7 @@ class DeviceOrderMLP:
             return self._softmax_delta(a, y)
         n = len(a)
         invn, twon = _f32(1.0 / n), _f32(2.0 / n)
-        _, C = self.shapes[-1]
+        _, C = self.groups_given[-1]
         e = (a - np.asarray(y, _f32)).astype(_f32)
         loss = 0.0
         for o0, no in _groups(n, C):
@@ -346,10 +360,11 @@ class DeviceOrderMLP:
         n_out, n_in = W.shape
         neglr = _f32(-lr)
         dps = {}
-        for r, (i0, ni) in enumerate(_groups(n_in, R)):
+        Rg, Cg = self.groups_given[l]
+        for r, (i0, ni) in enumerate(_groups(n_in, Rg)):
             rows = slice(i0, i0 + ni)
             a = a_in[rows]
-            for c, (o0, no) in enumerate(_groups(n_out, C)):
+            for c, (o0, no) in enumerate(_groups(n_out, Cg)):
                 dp = np.zeros(ni, dtype=_f32)
                 for j in range(o0, o0 + no):
                     if d[j] == 0:
@@ -371,7 +386,7 @@ class DeviceOrderMLP:
         if l == 0:
             return None
         tot = np.zeros(n_in, dtype=_f32)
-        for r, (i0, ni) in enumerate(_groups(n_in, R)):
+        for r, (i0, ni) in enumerate(_groups(n_in, Rg)):
             acc = dps[(r, C - 1)]
             if skip_grad is not None:
                 acc = (skip_grad[i0:i0 + ni] + acc).astype(_f32)

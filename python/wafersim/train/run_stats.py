@@ -20,6 +20,7 @@ class TrainStats:
       gives cycles per trained sample (``cycles_per_sample``);
     * ``busy(pass_)``: (rows, cols) busy cycles per PE of "forward", "delta", "chain" or
       "control" (bookkeeping between samples), from the CEs' per-instruction profile;
+      ``mac_busy()``: the forward multiply-accumulate task's share (neuron smearing);
     * ``pass_cycles``: emulated cycles of the last forward(), delta() and chain() runs
       (one sample, one pass at a time);
     * ``skipped()``: per layer, activations and deltas that were zero and never sent
@@ -96,6 +97,19 @@ class TrainStats:
         for pe, prof in self._pcs.items():
             m = self.plan.pass_of_pc(pe)[:len(prof)]
             out[pe] = prof.sum() if want is None else prof[m == want].sum()
+        return out
+
+    def mac_busy(self) -> np.ndarray:
+        """(rows, cols) busy cycles per PE of its forward multiply-accumulate task, f_act
+        (a received activation times the PE's weight row: the local compute of its neuron
+        portions [0476]), from the profile; the rest of "forward" is combining and
+        bookkeeping (partial-sum chain, closeouts, the finalizer's work)."""
+        w = self.plan.wafer
+        out = np.zeros((w.rows, w.cols), dtype=np.int64)
+        for pe, prof in self._pcs.items():
+            sym = self.plan.programs[pe].symbols
+            if "f_act" in sym and "f_close_end" in sym:
+                out[pe] = prof[sym["f_act"].address:sym["f_close_end"].address].sum()
         return out
 
     def busy_by_pass(self) -> dict[str, int]:

@@ -1,0 +1,244 @@
+"""A wafer split into domains of rows, one per process (docs/scale.md).
+
+Every process builds the same wafer (the same script runs on every rank); each one steps
+only the rows of its domain. Every cycle the core calls the exchange twice
+(``wafersim._core.fabric.CutExchange``): after phase A each domain hands its neighbours
+what its rows sent across a cut (the arrival posts and output registers of the links
+between the two rows) and takes theirs; after phase B it hands over the stall bits of its
+border rows (what the neighbour's next phase A reads) and all domains combine what the
+cycle loop decides from the whole wafer (work left, progress for the watchdog, queued
+wavelets, the first error). Links between rows take one cycle, so this is all that crosses
+a cut: the simulation is exact, cycle for cycle.
+
+The transport is a *link* with two methods, so that the same exchange runs over MPI
+(:mod:`wafersim.distributed`) or over threads in one process (the tests):
+
+* ``swap(pairs)``: for each ``(domain, send, recv)``, send the array ``send`` to that
+  domain and receive its array into ``recv`` (all pairs at once, no ordering);
+* ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
+* ``allgather_obj(obj)``: every domain's ``obj`` (picklable), as a list in domain order.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from ._extension import core
+from .errors import ConfigError
+
+_NEVER = np.iinfo(np.uint64).max
+
+
+def split_rows(rows: int, parts: int) -> list[tuple[int, int]]:
+    """Rows [lo, hi) of each of ``parts`` domains: contiguous blocks, the first
+    ``rows % parts`` one row larger. ConfigError when there are more parts than rows."""
+    if parts < 1 or parts > rows:
+        raise ConfigError(f"a wafer of {rows} rows splits into 1..{rows} domains of rows "
+                          f"(one per process), got {parts} processes")
+    base, extra = divmod(rows, parts)
+    out, lo = [], 0
+    for i in range(parts):
+        hi = lo + base + (1 if i < extra else 0)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+class RowExchange(core.fabric.CutExchange):
+    """The per-cycle exchange of domain ``index`` of ``domains`` over ``link``."""
+
+    def __init__(self, wafer_core, domains: list[tuple[int, int]], index: int, link):
+        super().__init__()
+        self._w = wafer_core
+        self.index = index
+        self.lo, self.hi = domains[index]
+        self._link = link
+        rows = domains[-1][1]
+        n = int(wafer_core.cut_sends_bytes)
+        cols = int(wafer_core.cols) if hasattr(wafer_core, "cols") else None
+        # (neighbour domain, my border row, its border row)
+        self._cuts = []
+        if self.lo > 0:
+            self._cuts.append((index - 1, self.lo, self.lo - 1))
+        if self.hi < rows:
+            self._cuts.append((index + 1, self.hi - 1, self.hi))
+        self._send = [np.zeros(n, np.uint8) for _ in self._cuts]
+        self._recv = [np.zeros(n, np.uint8) for _ in self._cuts]
+        self._cols = cols
+        self.failed_domain = -1  # set when a cycle ends in an error somewhere
+
+    def _stall_buffers(self, cols: int):
+        self._stall_send = [np.zeros(cols, np.uint64) for _ in self._cuts]
+        self._stall_recv = [np.zeros(cols, np.uint64) for _ in self._cuts]
+
+    def after_phase_a(self, cycle: int) -> None:
+        w = self._w
+        for (_, mine, theirs), buf in zip(self._cuts, self._send):
+            w.export_cut_sends(mine, theirs, cycle, buf)
+        self._link.swap([(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)])
+        for (_, mine, theirs), buf in zip(self._cuts, self._recv):
+            w.import_cut_sends(theirs, mine, cycle, buf)
+
+    def after_phase_b(self, cycle: int, local):
+        w = self._w
+        for (_, mine, _), buf in zip(self._cuts, self._stall_send):
+            w.export_row_stalls(mine, buf)
+        self._link.swap([(nb, s, r) for (nb, _, _), s, r
+                         in zip(self._cuts, self._stall_send, self._stall_recv)])
+        for (_, _, theirs), buf in zip(self._cuts, self._stall_recv):
+            w.import_row_stalls(theirs, buf)
+        mine = np.array([local.work, local.progress, np.uint64(local.queued % 2**64),
+                         local.error_step], np.uint64)
+        every = self._link.allgather(mine)
+        out = core.fabric.DomainFlags()
+        out.work = int(every[:, 0].sum(dtype=np.uint64))
+        out.progress = int(every[:, 1].sum(dtype=np.uint64))
+        q = int(every[:, 2].sum(dtype=np.uint64))
+        out.queued = q - 2**64 if q >= 2**63 else q
+        steps = every[:, 3]
+        first = int(np.argmin(steps))
+        if steps[first] != _NEVER:
+            out.error_step = int(steps[first])
+            out.error_domain = first
+            self.failed_domain = first
+        return out
+
+
+def attach(wafer, domains: list[tuple[int, int]], index: int, link) -> RowExchange:
+    """Makes ``wafer`` (a :class:`wafersim.Wafer`) step only the rows of domain ``index``,
+    exchanging with the others over ``link`` every cycle."""
+    ex = RowExchange(wafer._core, domains, index, link)
+    ex._stall_buffers(wafer.cols)
+    lo, hi = domains[index]
+    wafer._core.set_domain(lo, hi, index, ex)
+    return ex
+
+
+# --- which wafers are split: a link per process (MPI) or per thread (tests) ----------------
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def split_over(link, index: int, parts: int):
+    """Every :class:`wafersim.Wafer` built in this thread inside the ``with`` is domain
+    ``index`` of ``parts``, joined to the others over ``link``. (Under ``mpiexec``
+    :mod:`wafersim.distributed` does this for the whole process.)"""
+    old = getattr(_local, "split", None)
+    _local.split = (link, index, parts)
+    try:
+        yield
+    finally:
+        _local.split = old
+
+
+def _current():
+    split = getattr(_local, "split", None)
+    if split is not None:
+        return split
+    from . import distributed  # noqa: PLC0415 (imports mpi4py only under mpiexec)
+    return distributed.world_split()
+
+
+class Domain:
+    """What a split wafer keeps of its split: the link, its rows, and how results merge."""
+
+    def __init__(self, wafer, link, index: int, parts: int):
+        self.link, self.index, self.parts = link, index, parts
+        shape = (wafer.rows, wafer.cols, wafer.topology_name, wafer.mode)
+        every = link.allgather_obj(shape)
+        if any(s != shape for s in every):
+            lines = "; ".join(f"process {i}: {s[0]} x {s[1]} {s[2]!r} {s[3]!r}"
+                              for i, s in enumerate(every))
+            raise ConfigError("the processes built different wafers (the same script must run "
+                              f"on every process): {lines}")
+        self.domains = split_rows(wafer.rows, parts)
+        self.lo, self.hi = self.domains[index]
+        self.exchange = attach(wafer, self.domains, index, link)
+
+    def owns(self, row: int) -> bool:
+        return self.lo <= row < self.hi
+
+    def run(self, step):
+        """Calls ``step()`` (the core's run) on every process; returns its result merged
+        over all domains, or raises on every process the error of the domain that met the
+        first failing step (the one a single process would raise)."""
+        self.exchange.failed_domain = -1
+        try:
+            r, err = step(), None
+        except Exception as e:  # noqa: BLE001 (re-raised below, on every process)
+            r, err = None, e
+        failed = self.exchange.failed_domain
+        if failed >= 0:
+            mine = _portable(err) if self.index == failed else None
+            theirs = self.link.allgather_obj(mine)[failed]
+            if self.index == failed:
+                raise err
+            raise _rebuild(theirs)
+        if err is not None:
+            raise err  # raised alike everywhere (the watchdog, an exchange's own failure)
+        keys = ("moves", "injected", "delivered", "router_cycles", "parallel_phases",
+                "slept_cycles", "latency", "queue_delay", "hop_hist")
+        every = self.link.allgather_obj({k: r[k] for k in keys})
+        out = dict(r)
+        for k in ("moves", "injected", "delivered", "router_cycles", "parallel_phases",
+                  "slept_cycles"):
+            out[k] = sum(int(p[k]) for p in every)
+        for k in ("latency", "queue_delay"):
+            merged = type(r[k])()
+            for p in every:
+                merged.merge(p[k])
+            out[k] = merged
+        hops = [np.asarray(p["hop_hist"], np.uint64) for p in every]
+        total = np.zeros(max(len(h) for h in hops), np.uint64)
+        for h in hops:
+            total[:len(h)] += h
+        out["hop_hist"] = total
+        return out
+
+    def merge_collected(self, raw: dict) -> dict:
+        """Host-port arrivals of every domain, in the order one process gives them (by
+        arrival cycle, then by port: domains hold ascending rows)."""
+        every = self.link.allgather_obj(raw)
+        out = {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
+        order = np.argsort(out["arrived"], kind="stable")
+        return {k: v[order] for k, v in out.items()}
+
+    def merge_by_pe(self, by_pe: dict, cols: int) -> dict:
+        """Per-PE values of the PEs in each domain's rows, from every domain."""
+        mine = {pe: v for pe, v in by_pe.items() if self.owns(pe[0])}
+        out = {}
+        for part in self.link.allgather_obj(mine):
+            out.update(part)
+        return dict(sorted(out.items()))
+
+
+def _portable(err):
+    message = err.args[0] if err.args else str(err)
+    return (type(err), message, getattr(err, "report", None))
+
+
+def _rebuild(state):
+    cls, message, report = state
+    try:
+        e = cls(message)
+    except Exception:  # noqa: BLE001 (a class with another signature)
+        from .errors import WaferError  # noqa: PLC0415
+        e = WaferError(message)
+    if report is not None:
+        try:
+            e.report = report
+        except AttributeError:
+            pass
+    return e
+
+
+def join(wafer) -> Domain | None:
+    """The domain of a new wafer when this process (or thread) is one of several; None
+    when it runs alone."""
+    split = _current()
+    if split is None or split[2] == 1:
+        return None
+    link, index, parts = split
+    return Domain(wafer, link, index, parts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -91,6 +92,7 @@ def _install_abort(comm) -> None:
         previous(kind, value, tb)
         sys.stderr.flush()
         if comm.Get_size() > 1:
+            time.sleep(1.0)  # lets the launcher forward the traceback before the abort
             comm.Abort(1)
 
     sys.excepthook = hook

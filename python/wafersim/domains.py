@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 
 import numpy as np
 
@@ -68,20 +69,24 @@ class RowExchange(core.fabric.CutExchange):
         self._recv = [np.zeros(n, np.uint8) for _ in self._cuts]
         self._cols = cols
         self.failed_domain = -1  # set when a cycle ends in an error somewhere
+        self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
 
     def _stall_buffers(self, cols: int):
         self._stall_send = [np.zeros(cols, np.uint64) for _ in self._cuts]
         self._stall_recv = [np.zeros(cols, np.uint64) for _ in self._cuts]
 
     def after_phase_a(self, cycle: int) -> None:
+        t0 = time.perf_counter()
         w = self._w
         for (_, mine, theirs), buf in zip(self._cuts, self._send):
             w.export_cut_sends(mine, theirs, cycle, buf)
         self._link.swap([(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)])
         for (_, mine, theirs), buf in zip(self._cuts, self._recv):
             w.import_cut_sends(theirs, mine, cycle, buf)
+        self.seconds += time.perf_counter() - t0
 
     def after_phase_b(self, cycle: int, local):
+        t0 = time.perf_counter()
         w = self._w
         for (_, mine, _), buf in zip(self._cuts, self._stall_send):
             w.export_row_stalls(mine, buf)
@@ -103,6 +108,7 @@ class RowExchange(core.fabric.CutExchange):
             out.error_step = int(steps[first])
             out.error_domain = first
             self.failed_domain = first
+        self.seconds += time.perf_counter() - t0
         return out
 
 

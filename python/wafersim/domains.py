@@ -50,7 +50,7 @@ def split_rows(rows: int, parts: int) -> list[tuple[int, int]]:
 class RowExchange(core.fabric.CutExchange):
     """The per-cycle exchange of domain ``index`` of ``domains`` over ``link``."""
 
-    def __init__(self, wafer_core, domains: list[tuple[int, int]], index: int, link):
+    def __init__(self, wafer_core, cols: int, domains: list[tuple[int, int]], index: int, link):
         super().__init__()
         self._w = wafer_core
         self.index = index
@@ -58,7 +58,6 @@ class RowExchange(core.fabric.CutExchange):
         self._link = link
         rows = domains[-1][1]
         n = int(wafer_core.cut_sends_bytes)
-        cols = int(wafer_core.cols) if hasattr(wafer_core, "cols") else None
         # (neighbour domain, my border row, its border row)
         self._cuts = []
         if self.lo > 0:
@@ -67,11 +66,8 @@ class RowExchange(core.fabric.CutExchange):
             self._cuts.append((index + 1, self.hi - 1, self.hi))
         self._send = [np.zeros(n, np.uint8) for _ in self._cuts]
         self._recv = [np.zeros(n, np.uint8) for _ in self._cuts]
-        self._cols = cols
         self.failed_domain = -1  # set when a cycle ends in an error somewhere
         self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
-
-    def _stall_buffers(self, cols: int):
         self._stall_send = [np.zeros(cols, np.uint64) for _ in self._cuts]
         self._stall_recv = [np.zeros(cols, np.uint64) for _ in self._cuts]
 
@@ -112,13 +108,13 @@ class RowExchange(core.fabric.CutExchange):
         return out
 
 
-def attach(wafer, domains: list[tuple[int, int]], index: int, link) -> RowExchange:
-    """Makes ``wafer`` (a :class:`wafersim.Wafer`) step only the rows of domain ``index``,
-    exchanging with the others over ``link`` every cycle."""
-    ex = RowExchange(wafer._core, domains, index, link)
-    ex._stall_buffers(wafer.cols)
+def attach(wafer_core, cols: int, domains: list[tuple[int, int]], index: int,
+           link) -> RowExchange:
+    """Makes a wafer's core (``wafersim._core.fabric.Wafer``) step only the rows of domain
+    ``index``, exchanging with the others over ``link`` every cycle."""
+    ex = RowExchange(wafer_core, cols, domains, index, link)
     lo, hi = domains[index]
-    wafer._core.set_domain(lo, hi, index, ex)
+    wafer_core.set_domain(lo, hi, index, ex)
     return ex
 
 
@@ -150,7 +146,7 @@ def _current():
 class Domain:
     """What a split wafer keeps of its split: the link, its rows, and how results merge."""
 
-    def __init__(self, wafer, link, index: int, parts: int):
+    def __init__(self, wafer, wafer_core, link, index: int, parts: int):
         self.link, self.index, self.parts = link, index, parts
         shape = (wafer.rows, wafer.cols, wafer.topology_name, wafer.mode)
         every = link.allgather_obj(shape)
@@ -161,7 +157,7 @@ class Domain:
                               f"on every process): {lines}")
         self.domains = split_rows(wafer.rows, parts)
         self.lo, self.hi = self.domains[index]
-        self.exchange = attach(wafer, self.domains, index, link)
+        self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link)
 
     def owns(self, row: int) -> bool:
         return self.lo <= row < self.hi
@@ -240,11 +236,11 @@ def _rebuild(state):
     return e
 
 
-def join(wafer) -> Domain | None:
+def join(wafer, wafer_core) -> Domain | None:
     """The domain of a new wafer when this process (or thread) is one of several; None
     when it runs alone."""
     split = _current()
     if split is None or split[2] == 1:
         return None
     link, index, parts = split
-    return Domain(wafer, link, index, parts)
+    return Domain(wafer, wafer_core, link, index, parts)

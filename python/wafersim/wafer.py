@@ -223,7 +223,7 @@ class Wafer(PeHost, RouteHost):
         self.endpoint_sleep = endpoint_sleep
         self._init_pes(ce, tensor_unit)
         # Under mpiexec (or a test's split_over), this process steps one domain of rows.
-        self._domain = domains.join(self)
+        self._domain = domains.join(self, self._core)
 
     @classmethod
     def preset(cls, name: str, **options) -> "Wafer":

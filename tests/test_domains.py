@@ -154,3 +154,22 @@ def test_different_wafers_on_the_domains_are_refused_on_every_one():
 def test_loop_links_are_refused_when_split():
     for _, err in _split(2, lambda: ws.Wafer(4, 3, loop=True)):
         assert isinstance(err, ws.ConfigError) and "loop" in str(err)
+
+
+def test_the_first_failing_pe_is_raised_on_every_domain_as_in_one_process():
+    """The error of the domain whose PE fails first in the one-thread order reaches every
+    domain: the same class and message as one process raises (tests/test_wafer_deadlock.py)."""
+    from test_wafer_deadlock import FAIL
+
+    def script():
+        w = ws.Wafer(8, 8)
+        w.load(FAIL.format(delay=20), rect=(1, 0, 7, 8))
+        w.pe(6, 5).load(FAIL.format(delay=3))  # fails first, in the last domain
+        w.launch("main")
+        w.run()
+
+    with pytest.raises(ws.MemoryAccessError) as ref:
+        script()
+    for _, err in _split(3, script):
+        assert type(err) is ws.MemoryAccessError
+        assert err.args[0] == ref.value.args[0] and str(err).startswith("PE(6,5) pc")

@@ -19,10 +19,16 @@ Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 
    size and the ratio to the smallest queue (aim: within 1.10), and whether the weights
    came out bit-identical (they must: feeding in calls does not change the SGD updates).
    Only this part runs with --flat.
+5. With --kinds: the losses and optimizers of the compiler's plug-ins side by side. The
+   digits network trained on the same --samples samples with MSELoss and CrossEntropyLoss
+   (softmax head), by plain SGD, SGD with momentum 0.9 and Adam, one sample at a time and as
+   mini-batches of 8: emulated cycles per sample, wall seconds per 1,000 samples, and both as
+   ratios to MSELoss with plain SGD of the same algorithm. Only this part runs with --kinds.
 
 Run: python benchmarks/bench_train.py [--samples 400 | --full] [--blocks 4x4,4x2]
                                       [--repeat 3] [--threads N] [--to95 [--max-epochs 10]]
      python benchmarks/bench_train.py --flat [--flat-samples 10000] [--flat-queues 100,1000,10000]
+     python benchmarks/bench_train.py --kinds [--samples 400]
 Wall times are the best of --repeat runs (the machine may be shared: numbers are noisy).
 Emulated cycles do not depend on the machine.
 """
@@ -208,6 +214,47 @@ def flat(args, data) -> None:
     print("  (CPU: the process's CPU seconds, steadier than wall time on a shared machine)")
 
 
+#: (name, loss, optimizer) of --kinds; lr as in CONFIGS (Adam: 0.001, its usual rate)
+KINDS = [
+    ("MSE, SGD", lambda: ws.nn.MSELoss(), lambda lr: ws.optim.SGD(lr=lr)),
+    ("cross-entropy, SGD", lambda: ws.nn.CrossEntropyLoss(), lambda lr: ws.optim.SGD(lr=lr)),
+    ("MSE, SGD momentum 0.9", lambda: ws.nn.MSELoss(),
+     lambda lr: ws.optim.SGD(lr=lr, momentum=0.9)),
+    ("cross-entropy, SGD momentum 0.9", lambda: ws.nn.CrossEntropyLoss(),
+     lambda lr: ws.optim.SGD(lr=lr, momentum=0.9)),
+    ("cross-entropy, Adam", lambda: ws.nn.CrossEntropyLoss(), lambda lr: ws.optim.Adam(lr=1e-3)),
+]
+
+
+def kinds(args, data) -> None:
+    """Cycles and wall time per sample of each loss and optimizer, as ratios to MSE + SGD."""
+    Xtr, ytr, _, _ = data
+    n = min(args.samples, len(Xtr))
+    order = np.random.default_rng(args.seed).permutation(len(Xtr))[:n]
+    X, y = Xtr[order], ytr[order]
+    for _, dtype, algo, lr, batch in CONFIGS[:2]:
+        print(f"\n== losses and optimizers: fp32 {algo}" + (f" (batch {batch})" if batch > 1 else "")
+              + f", {n} samples, wall best of {args.repeat}")
+        base = None
+        for name, loss, opt in KINDS:
+            best = float("inf")
+            for _ in range(args.repeat):
+                ws.nn.manual_seed(0)
+                model = ws.nn.Sequential(ws.nn.Linear(64, 32), ws.nn.ReLU(), ws.nn.Linear(32, 10))
+                plan = ws.map(model, blocks=args.blocks, dtype=dtype, loss=loss(),
+                              optimizer=opt(lr))
+                if args.threads is not None:
+                    plan.wafer.threads = args.threads
+                tr = ws.Trainer(plan, algo=algo, batch_size=batch, progress=False)
+                t0 = time.perf_counter()
+                tr.fit(X, y, epochs=1, shuffle=False)
+                best = min(best, time.perf_counter() - t0)
+            cps, wall = tr.stats().cycles_per_sample, 1000 * best / n
+            base = base or (cps, wall)
+            print(f"  {name:32s} {cps:8.1f} cycles/sample ({cps / base[0]:4.2f} x)   "
+                  f"{wall:7.3f} s / 1000 samples ({wall / base[1]:4.2f} x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,6 +268,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample order")
     ap.add_argument("--to95", action="store_true", help="also time training to 95%% test accuracy")
     ap.add_argument("--max-epochs", type=int, default=10, help="epoch limit of --to95")
+    ap.add_argument("--kinds", action="store_true",
+                    help="only the losses and optimizers side by side (cycles, wall time)")
     ap.add_argument("--flat", action="store_true",
                     help="only time the wall time per sample against the samples queued")
     ap.add_argument("--flat-samples", type=int, default=10_000, help="samples of --flat")
@@ -235,6 +284,9 @@ def main() -> None:
           f"numpy train_numpy(dtype=float32)")
     if args.flat:
         flat(args, data)
+        return
+    if args.kinds:
+        kinds(args, data)
         return
     for cfg in CONFIGS:
         bench_config(cfg, args, data)

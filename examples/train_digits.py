@@ -6,6 +6,8 @@ reads outputs, losses and weights out (docs/training.md).
     python examples/train_digits.py                  # SGD, fp32, 6 epochs
     python examples/train_digits.py --algo minibatch --batch-size 8
     python examples/train_digits.py --numerics fp16-sr --epochs 3
+    python examples/train_digits.py --loss cross-entropy --lr 0.02 --momentum 0.5
+                                     # a softmax head on the wafer, SGD with momentum
 
 The last line printed is the test accuracy.
 """

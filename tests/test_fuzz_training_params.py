@@ -99,7 +99,8 @@ MAP = [
     *params(_map, lambda: {"model": _model(), "blocks": [(2, 2), (2, 1)]}, "model",
             mentions=("Sequential", "model")),
     *params(_map, lambda: {"model": _model(), "blocks": [(2, 2), (2, 1)]}, "wafer", "blocks",
-            "dtype", "origin", "slots", "skip_depth", "loss", "optimizer"),
+            "dtype", "origin", "slots", "skip_depth", "loss", "optimizer",
+            "activation_threshold"),
 ]
 
 TRAINER = [

@@ -56,13 +56,18 @@ def _threads_of_this_process() -> int:
 def test_team_threads_end_with_the_wafer():
     import gc
 
-    before = _threads_of_this_process()
-    w = traffic_wafer(3, "colors")
-    w.run()
-    assert _threads_of_this_process() == before + 2     # two workers beside the caller
-    del w
-    gc.collect()
-    assert _threads_of_this_process() == before
+    gc.collect()       # earlier tests' wafers end their teams now, not during this count
+    gc.disable()
+    try:
+        before = _threads_of_this_process()
+        w = traffic_wafer(3, "colors")
+        w.run()
+        assert _threads_of_this_process() == before + 2     # two workers beside the caller
+        del w
+        gc.collect()
+        assert _threads_of_this_process() == before
+    finally:
+        gc.enable()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

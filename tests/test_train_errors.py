@@ -100,3 +100,18 @@ def test_debug_passes_in_order(trainer):
         trainer.fit(X, LABELS)
     trainer.delta(1)
     trainer.chain()
+
+
+def test_a_diverged_run_leaves_its_nan_weights_in_the_model_instead_of_failing_after_it():
+    """fp32 lr 1e30 is representable, so the run starts; it overflows. fit returns its NaN
+    losses, and the model given to ws.map holds what the PEs hold, as a torch model would."""
+    ws.nn.manual_seed(0)
+    model = ws.nn.Sequential(ws.nn.Linear(6, 4), ws.nn.ReLU(), ws.nn.Linear(4, 3))
+    tr = ws.Trainer(ws.map(model), lr=1e30, progress=False)
+    X = np.random.default_rng(0).uniform(0, 1, (8, 6)).astype(np.float32)
+    h = tr.fit(X, np.array([0, 1, 2, 1, 0, 1, 2, 0]), epochs=2)
+    assert np.isnan(h.loss[-1])
+    for (W, b), d in zip(tr.weights(), model.dense_layers()):
+        assert not np.isfinite(W).all()
+        assert np.array_equal(W, d.linear.weight, equal_nan=True)
+        assert np.array_equal(b, d.linear.bias, equal_nan=True)

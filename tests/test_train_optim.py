@@ -7,29 +7,12 @@ import pytest
 
 import wafersim as ws
 from wafersim.reference.training import DeviceOrderMLP, train_numpy
+from train_models import SHAPES, data, make_model, params_of
 
 pytestmark = pytest.mark.nosanitize  # whole training runs
 
-SHAPES = [(3, 2), (2, 2), (2, 1)]
 OPTIONS = [dict(momentum=0.9), dict(momentum=0.8, nesterov=True),
            dict(momentum=0.9, nesterov=True, weight_decay=0.01), dict(weight_decay=0.02)]
-
-
-def make_model():
-    return ws.nn.Sequential(ws.nn.Linear(12, 7, seed=1), ws.nn.ReLU(),
-                            ws.nn.Linear(7, 5, seed=2), ws.nn.Sigmoid(),
-                            ws.nn.Linear(5, 4, seed=3))
-
-
-def data(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, 12)).astype(np.float32)
-    X[X < 0] = 0
-    return X, rng.uniform(-1, 1, (n, 4)).astype(np.float32)
-
-
-def params_of(model):
-    return [(d.linear.weight.copy(), d.linear.bias.copy()) for d in model.dense_layers()]
 
 
 def train(opt, algo, batch, n=100):

@@ -20,6 +20,7 @@ when the signs match that family and XY otherwise (a rule the seed does not give
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,11 +76,16 @@ def direction_mask(names, field: str = "direction") -> int:
     ``DIR_INDEX[name]`` for each."""
     if isinstance(names, str):
         names = [names]
+    # a mapping would give its keys and bytes its codes: neither is a list of names (a set
+    # is: the order of a mask's bits does not matter)
+    bad = isinstance(names, (bytes, Mapping)) or (isinstance(names, np.ndarray) and names.ndim == 0)
     try:
-        items = list(names)
+        items = None if bad else list(names)
     except TypeError:
-        raise ConfigError(f"{field} must be a direction name or a list of them, "
-                          f"got {names!r}") from None
+        items = None
+    if items is None:
+        raise ConfigError(f"{field} must be a list of direction names (or one name), "
+                          f"got {names!r}")
     m = 0
     for n in items:
         m |= 1 << direction_index(n, field)

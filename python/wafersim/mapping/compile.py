@@ -10,6 +10,7 @@ from ..errors import ConfigError
 from ..nn.dense import DenseLayer
 from ..nn.sequential import Sequential
 from . import task_ids as T
+from .activation_threshold import check_activation_threshold
 from .block_shapes import choose_blocks
 from .colors import allocate_colors, mapping_roles
 from .lowering import activation_for, loss_for, optimizer_for
@@ -44,7 +45,7 @@ def _origin(origin) -> tuple[int, int]:
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
-              optimizer=None) -> Plan:
+              optimizer=None, activation_threshold=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -59,6 +60,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       the join does not stall the pipeline; docs/balance.md, "On the wafer").
     * ``loss``: a ``ws.nn`` loss (default ``MSELoss()``); ``optimizer``: a ``ws.optim``
       optimizer (default ``SGD(lr=0.05)``). Both are compiled into the PE programs.
+    * ``activation_threshold``: activation sparsity by threshold (seed 001, EC411): a
+      hidden layer sends an activation only when |a| > t (lossy for t > 0; 0 skips exact
+      zeros, bit for bit as without it). None (default): no threshold, exact zeros are
+      skipped; a number >= 0 for every hidden layer; a list with one entry per hidden
+      layer (all but the output layer) or a {layer: t} dict (None: no threshold there).
+      ``Plan.set_activation_threshold`` changes the values later (runtime words).
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -89,6 +96,10 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     if not isinstance(dtype, str) or dtype not in DTYPES:
         raise ConfigError(f"dtype must be 'fp32' or 'fp16', got {dtype!r}")
     dense: list[DenseLayer] = model.dense_layers()
+    thresholds = check_activation_threshold(activation_threshold, len(dense))
+    if any(t is not None for t in thresholds) and (residual_blocks(dense) or branch_blocks(dense)):
+        raise ConfigError("activation_threshold is not supported with Residual or TwoBranch "
+                          "blocks (their skip paths are sent dense; docs/unsupported_functionality.md)")
     for i, d in enumerate(dense):
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
@@ -149,7 +160,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
-                loss=loss, optimizer=optimizer)
+                loss=loss, optimizer=optimizer, activation_thresholds=thresholds)
     plan.source_model = source
     plan.load()
     return plan

@@ -56,6 +56,8 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
         if any(j == b.index for _, _, j in plan.branches):
             extra.update(skip_in=col["S"], skip_depth=plan.skip_depths[b.index],
                          skip_back=col["K"])
+    if r == c and extra.get("a_out", 0) is not None:
+        extra["athr"] = plan.activation_thresholds[b.index] is not None
     if c == b.cols - 1 and any(p == b.index for p, _ in res_only):
         extra["skip_grad_in"] = col["B"]
     if c == b.cols - 1 and any(p == b.index for p, _, _ in plan.branches):

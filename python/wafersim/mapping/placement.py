@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..values import is_integer
 from ..nn.dense import DenseLayer, branch_split
 
 __all__ = ["LayerBlock", "groups", "check_shapes", "residual_blocks", "in_residual",
@@ -98,9 +99,6 @@ def in_residual(dense: list[DenseLayer]) -> dict[int, tuple[int, int]]:
 
 def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
     """Validated (rows, cols) per layer; ConfigError names the layer and the rule."""
-    def whole(v) -> bool:
-        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
     if isinstance(blocks, (str, bytes)):
         raise ConfigError(f"blocks must be a list of (rows, cols) pairs, got {blocks!r}")
     try:
@@ -108,7 +106,7 @@ def check_shapes(dense: list[DenseLayer], blocks) -> list[tuple[int, int]]:
     except TypeError:
         raise ConfigError(f"blocks must be a list of (rows, cols) pairs, got {blocks!r}") from None
     for i, p in enumerate(pairs):
-        if len(p) != 2 or not all(whole(v) for v in p):
+        if len(p) != 2 or not all(is_integer(v) for v in p):
             raise ConfigError(f"blocks[{i}] must be a (rows, cols) pair of integers, got {p!r}")
     shapes = [(int(r), int(c)) for r, c in pairs]
     if len(shapes) != len(dense):

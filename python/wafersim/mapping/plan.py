@@ -19,7 +19,8 @@ from ..asm import Program, assemble, disassemble
 from ..errors import ConfigError, ProgramError
 from ..nn.sequential import Sequential
 from . import task_ids as T
-from .runtime_words import Word
+from .activation_threshold import check_activation_threshold
+from .runtime_words import C_ATHR, Word
 from .runtime_words import by_name as WORD_TABLE
 from .block_shapes import pe_data_bytes
 from .colors import ROLE_NAMES
@@ -39,7 +40,7 @@ class Plan:
 
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
-                 loss=None, optimizer=None):
+                 loss=None, optimizer=None, activation_thresholds=None):
         self.model = model
         #: the torch model ``model`` was converted from (its parameters follow training)
         self.source_model = None
@@ -50,6 +51,10 @@ class Plan:
         self.optimizer_lowering = optimizer_for(optimizer)
         self.wafer = wafer
         self.layers = blocks
+        #: per layer: the threshold of the activations it sends (None: exact zeros skipped,
+        #: no threshold word; always None for the output layer) [EC411]
+        self.activation_thresholds: list[float | None] = list(
+            activation_thresholds or [None] * len(blocks))
         self.colors = colors
         self.dtype = dtype
         self.slots = slots
@@ -261,6 +266,7 @@ class Plan:
             w.pe(*p).load(prog)
         self.routes.apply(w)
         self.write_weights(self.model)
+        self._write_thresholds()
         self.launch_all("main")
         w.run()
 
@@ -306,7 +312,7 @@ class Plan:
         parameters."""
         params = self.read_weights()
         for d, (Wt, bias) in zip(self.model.dense_layers(), params):
-            d.linear.set_parameters(Wt, bias)
+            d.linear.load_trained(Wt, bias)
         if self.source_model is not None:
             from ..nn.torch_io import copy_parameters_to_torch
 
@@ -355,6 +361,32 @@ class Plan:
             if p in points:
                 self.wafer.memcpy_h2d(w.name, data, rect=p)
 
+    def set_activation_threshold(self, value) -> None:
+        """Changes the activation thresholds (EC411) between runs: the same forms as
+        ``ws.map(activation_threshold=...)``; every layer mapped with a threshold needs
+        one (a number >= 0), a layer mapped without one cannot take one (its program has
+        no threshold test: map it with one, 0 for exact zero skipping)."""
+        new = check_activation_threshold(value, len(self.layers))
+        for k, (old, t) in enumerate(zip(self.activation_thresholds, new)):
+            if (old is None) != (t is None):
+                raise ConfigError(
+                    f"activation_threshold of layer {k}: the layer was mapped "
+                    + ("without a threshold; pass activation_threshold= to ws.map" if old is None
+                       else f"with one ({old!r}); give it a number >= 0 (0: exact zeros), got None"))
+        self._write_thresholds(new)
+        self.activation_thresholds = new
+
+    def _write_thresholds(self, values=None) -> None:
+        """Writes each layer's threshold into its finalizers' runtime word c_athr, in the
+        plan's number format (ConfigError when the format cannot hold it)."""
+        values = self.activation_thresholds if values is None else values
+        data = {k: np.array([self.representable(f"activation_threshold of layer {k}", t)],
+                            self._np()) for k, t in enumerate(values) if t is not None}
+        for k, arr in data.items():
+            b = self.layers[k]
+            for c in range(b.cols):
+                self.wafer.memcpy_h2d(C_ATHR.name, arr, rect=b.finalizer(c))
+
     def representable(self, what: str, value: float) -> float:
         """``value`` if the plan's number format holds it: ConfigError naming ``what``
         and the format's limits when it would overflow to inf or a nonzero value would
@@ -402,6 +434,9 @@ class Plan:
                          f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
                          f"groups of {min(n for _, n in outs)}..{max(n for _, n in outs)}; "
                          f"finalizers on the diagonal")
+        head = (f"; a softmax head column of {len(self.heads)} PE(s) at {self.heads[0]}.."
+                f"{self.heads[-1]}" if self.heads else "")
+        lines.append(f"  loss {self.loss!r}{head}; optimizer {self.optimizer!r}")
         mem = self.memory()
         top = max(mem.values(), key=lambda m: m["data_bytes"])
         lines.append(f"  peak PE memory: {top['data_bytes']} of "

@@ -83,6 +83,8 @@ V_BBUSY = _u("v_bbusy", "joins", "program", "jadmit", "dL/dy is being sent back"
 C_NEGLR = Word("c_neglr", "value", "all", "host", "setup, own, bias update", "-learning rate")
 C_S1 = Word("c_s1", "value", "all", "host", "apply", "update scale for batches of v_n1 samples")
 C_S2 = Word("c_s2", "value", "all", "host", "apply", "update scale for other batch sizes")
+C_ATHR = Word("c_athr", "value", "finalizers", "host", "tx; Plan.set_activation_threshold",
+              "activation threshold t: |a| <= t is not sent (EC411; only with one)")
 # -- buffers ------------------------------------------------------------------------------
 W = Word("w", "buffer", "all", "host", "f_act, b_delta, apply; Plan.read_weights",
      "W[O_c, I_r] transposed: a row of |O_c| weights per input, then the activation slots")
@@ -104,7 +106,7 @@ WORDS: tuple[Word, ...] = (V_MODE, V_CPM, V_K, V_INFL, V_FPBUSY, V_BFULL, V_FLAG
                            V_GCNT, V_FPSL, V_BPSL, V_N1, V_FPC, V_SEED, C_I0, C_ROWB, C_O0,
                            C_OEND, V_FLAGS, V_JCNT, V_TXP, V_TXPC, V_TXS, V_DXP, V_DXPC,
                            V_DXS, V_DFLAG, V_DPBUSY, V_SKN, V_SKW, V_SKIDLE, V_SKRD, V_SKWR,
-                           V_BBUSY, C_NEGLR, C_S1, C_S2, W, G, FPSUM, DPSUM, Z, BIAS, GB,
+                           V_BBUSY, C_NEGLR, C_S1, C_S2, C_ATHR, W, G, FPSUM, DPSUM, Z, BIAS, GB,
                            ASLOTS, TOT, FPR, DELTA, SKF, YBUF)
 
 by_name = {w.name: w for w in WORDS}

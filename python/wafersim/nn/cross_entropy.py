@@ -10,9 +10,12 @@ logits), and the targets are class indices."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..errors import ConfigError
+from ..values import is_integer
 from .losses import Loss
 
 __all__ = ["CrossEntropyLoss"]
@@ -28,13 +31,14 @@ class CrossEntropyLoss(Loss):
                  label_smoothing: float = 0.0):
         if weight is not None:
             raise ConfigError("CrossEntropyLoss: weight= (class weights) is not mapped")
-        if not (_whole(ignore_index) and ignore_index == -100):
+        if not (is_integer(ignore_index) and ignore_index == -100):
             raise ConfigError(f"CrossEntropyLoss: ignore_index={ignore_index!r} is not mapped "
                               "(only torch's default, -100, which no class index reaches)")
         if not (isinstance(reduction, str) and reduction == "mean"):
             raise ConfigError(f"CrossEntropyLoss: only reduction='mean' is mapped (got "
                               f"{reduction!r})")
-        if not (_real(label_smoothing) and label_smoothing == 0):
+        if not (isinstance(label_smoothing, numbers.Real) and not isinstance(label_smoothing, bool)
+                and label_smoothing == 0):
             raise ConfigError(f"CrossEntropyLoss: label_smoothing={label_smoothing!r} is not "
                               "mapped (only 0)")
         self.reduction = reduction
@@ -59,10 +63,3 @@ class CrossEntropyLoss(Loss):
         lse = m[:, 0] + np.log(np.exp(z - m).sum(axis=1))
         return float(np.mean(lse - z[np.arange(len(z)), y]))
 
-
-def _whole(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
-def _real(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))

@@ -28,7 +28,7 @@ class GELU(Activation):
     torch_name = "GELU"
 
     def __init__(self, approximate: str = "tanh"):
-        if approximate != "tanh":
+        if not (isinstance(approximate, str) and approximate == "tanh"):
             raise ConfigError(f"GELU: approximate={approximate!r} is not mapped onto the wafer "
                               "(the CE has tanh, not erf); use approximate='tanh'")
         self.approximate = approximate

@@ -17,7 +17,7 @@ __all__ = ["Linear", "MAX_WEIGHTS"]
 MAX_WEIGHTS = 1 << 30
 
 
-def _finite_float32(value, what: str, shape: tuple) -> np.ndarray:
+def _finite_float32(value, what: str, shape: tuple, *, finite: bool = True) -> np.ndarray:
     try:
         a = np.asarray(value)
     except (ValueError, TypeError) as e:
@@ -27,7 +27,7 @@ def _finite_float32(value, what: str, shape: tuple) -> np.ndarray:
     if a.shape != shape:
         raise ConfigError(f"{what} must have shape {shape}, got {a.shape}")
     a = a.astype(np.float32)
-    if not np.all(np.isfinite(a)):
+    if finite and not np.all(np.isfinite(a)):
         raise ConfigError(f"{what} holds NaN or inf (or values beyond float32)")
     return a
 
@@ -67,15 +67,25 @@ class Linear(Module):
                 f"bias={self.bias is not None})")
 
     def set_parameters(self, weight, bias=None) -> None:
-        """Replaces the parameters (float32 copies; shapes must match)."""
+        """Replaces the parameters (float32 copies; shapes must match; finite)."""
+        self._set(weight, bias, finite=True)
+
+    def _set(self, weight, bias, *, finite: bool) -> None:
         self.weight = _finite_float32(weight, f"{self!r}: weight",
-                                      (self.out_features, self.in_features)).copy()
+                                      (self.out_features, self.in_features), finite=finite).copy()
         if self.bias is not None:
             if bias is None:
                 raise ConfigError(f"{self!r}: this layer has a bias; pass it")
-            self.bias = _finite_float32(bias, f"{self!r}: bias", (self.out_features,)).copy()
+            self.bias = _finite_float32(bias, f"{self!r}: bias", (self.out_features,),
+                                        finite=finite).copy()
         elif bias is not None:
             raise ConfigError(f"{self!r} has no bias (bias=False)")
+
+    def load_trained(self, weight, bias=None) -> None:
+        """The parameters a training run left (``Plan.sync_model``), as they are: a run that
+        diverged leaves inf or NaN here, as it would in a torch model, instead of failing
+        after the run. :meth:`set_parameters` is for values a user gives."""
+        self._set(weight, bias, finite=False)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         y = x @ self.weight.T

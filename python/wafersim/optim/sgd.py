@@ -47,7 +47,8 @@ class SGD:
                  weight_decay: float = 0.0, nesterov: bool = False):
         self.lr = _number("lr", lr, 0.0, None, lo_open=True)
         self.momentum = _number("momentum", momentum, 0.0, 1.0)
-        if dampening != 0:
+        if not (isinstance(dampening, numbers.Real) and not isinstance(dampening, bool)
+                and dampening == 0):
             raise ConfigError(f"SGD: dampening={dampening!r} is not mapped onto the wafer "
                               "(only 0, torch's default)")
         self.weight_decay = _number("weight_decay", weight_decay, 0.0, None)

@@ -182,11 +182,16 @@ class DeviceOrderMLP:
     and branch g's dL/dx starts the rows of f's first layer the same way.
 
     ``adam``: Adam's arguments as torch names them (betas, eps, weight_decay) to train with
-    Adam instead of SGD (reference/adam.py)."""
+    Adam instead of SGD (reference/adam.py).
+
+    ``thresholds``: per layer, the activation threshold of the mapping (seed 001, EC411) or
+    None: an activation with |a| <= t is not sent, so the next layer sees 0 there (its
+    forward pass skips it, its chain pass multiplies by 0), while the sending layer's f'
+    uses the value it computed and kept."""
 
     def __init__(self, params, activations, shapes, skips=None, sources=None, *,
                  momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 loss: str = "mse", adam: dict | None = None):
+                 loss: str = "mse", adam: dict | None = None, thresholds=None):
         self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
         self.loss = loss
         self.skips = dict(skips or {})
@@ -194,6 +199,7 @@ class DeviceOrderMLP:
         self.W = [np.array(W, dtype=_f32) for W, _ in params]
         self.b = [None if b is None else np.array(b, dtype=_f32) for _, b in params]
         self.act = list(activations)
+        self.thresholds = list(thresholds) if thresholds is not None else [None] * len(self.W)
         self.shapes = [tuple(s) for s in shapes]
         self.G = [np.zeros_like(W) for W in self.W]
         self.Gb = [None if b is None else np.zeros_like(b) for b in self.b]
@@ -253,11 +259,16 @@ class DeviceOrderMLP:
         acts = [np.asarray(x, dtype=_f32)]
         self.pre = {}
         self.z = {}
+        self.kept = {}
         for l in range(len(self.W)):
             a = self._layer_forward(l, acts[self.sources.get(l, l)])
             if l in self.skips:
                 self.pre[l] = a
                 a = (a + acts[self.skips[l]]).astype(_f32)
+            t = self.thresholds[l]
+            if t is not None:       # |a| <= t is not sent (EC411); the layer keeps a
+                self.kept[l] = a
+                a = np.where(np.abs(a) <= _f32(t), _f32(0), a).astype(_f32)
             acts.append(a)
         return acts
 
@@ -380,7 +391,8 @@ class DeviceOrderMLP:
                         dsums[k - 1] = tot
                     else:                       # residual: the first layer's rows
                         starts[k] = tot
-                fp = _fprime(self.act[l], self.pre.get(l, acts[l + 1]), self.z.get(l))
+                kept = self.kept.get(l, acts[l + 1])
+                fp = _fprime(self.act[l], self.pre.get(l, kept), self.z.get(l))
                 d = tot if fp is None else (tot * fp).astype(_f32)
             deltas[l] = d
             tot = self._layer_backward(l, acts[self.sources.get(l, l)], d, mode, lr,

@@ -23,7 +23,8 @@ class TrainStats:
     * ``pass_cycles``: emulated cycles of the last forward(), delta() and chain() runs
       (one sample, one pass at a time);
     * ``skipped()``: per layer, activations and deltas that were zero and never sent
-      [0400], [0408];
+      [0400], [0408]; ``sparsity()``: per layer and pass, wavelets not sent (zeros, and
+      activations under a threshold, EC411) and the busy cycles that saved;
     * ``traffic()``: link traversals per color role; ``memory()``: bytes per PE;
     * ``stage_times()``: with ``Trainer(timeline=True)``, per layer, the cycle at which it
       had each sample's inputs (its first finalizer's closeout task started);
@@ -130,6 +131,58 @@ class TrainStats:
                         "deltas_sent": d_sent, "deltas_skipped": d_total - d_sent})
         return out
 
+    def _task_cost(self, pe, first: str, end: str, task: int) -> float:
+        """Busy cycles per run of the task whose code lies between labels ``first`` and
+        ``end`` on PE ``pe`` (its start, its instructions and their iterations, from the
+        profile), or nan if it never ran."""
+        prof = self._pcs.get(tuple(pe))
+        runs = self.tasks(pe, task)
+        if prof is None or not runs:
+            return float("nan")
+        sym = self.plan.programs[tuple(pe)].symbols
+        return float(prof[sym[first].address:sym[end].address].sum()) / runs
+
+    def sparsity(self) -> list[dict]:
+        """Per layer and pass: wavelets not sent, and the busy cycles that saved.
+
+        * "forward": the activations into layer l (from layer l - 1's finalizers, from
+          the host for layer 0): ``sent``, ``not_sent`` (zeros, and with an activation
+          threshold t of the sending layer every |a| <= t; EC411), ``threshold`` (of the
+          sending layer, None without one); ``cycles_saved``: not-sent activations times
+          the busy cycles one received activation costs each PE of its row (its f_act
+          task, measured per PE), summed over the C PEs it would have reached.
+        * "delta": the deltas of layer l's outputs: ``sent``, ``not_sent`` (zeros);
+          ``cycles_saved``: not-sent deltas times the busy cycles one costs each other PE
+          of its column (b_delta: delta and chain pass, measured), summed (the
+          finalizer's own pass of its deltas is not counted)."""
+        p = self.plan
+        fwd, out = self.samples_forwarded, []
+        for b in p.layers:
+            spec0 = p.specs[b.at(0, 0)]
+            t = p.activation_thresholds[b.index - 1] if b.index > 0 else None
+            sent = not_sent = 0
+            saved = 0.0
+            for r, (_i0, n) in enumerate(b.in_groups):
+                got = self.tasks(b.at(r, 0), spec0.a_in)
+                miss = fwd * n - got
+                sent, not_sent = sent + got, not_sent + miss
+                saved += miss * sum(np.nan_to_num(self._task_cost(
+                    b.at(r, c), "f_act", "f_close_end", spec0.a_in)) for c in range(b.cols))
+            out.append({"layer": b.index, "pass": "forward", "sent": sent,
+                        "not_sent": not_sent, "threshold": t, "cycles_saved": round(saved)})
+            sent = not_sent = 0
+            saved = 0.0
+            for c, (_o0, n) in enumerate(b.out_groups):
+                d_sent = self._count_at(b.finalizer(c), "dnz")
+                miss = self.samples_trained * n - d_sent
+                sent, not_sent = sent + d_sent, not_sent + miss
+                saved += miss * sum(np.nan_to_num(self._task_cost(
+                    b.at(r, c), "b_delta", "b_close_end", spec0.d_col))
+                    for r in range(b.rows) if r != c)
+            out.append({"layer": b.index, "pass": "delta", "sent": sent, "not_sent": not_sent,
+                        "threshold": None, "cycles_saved": round(saved)})
+        return out
+
     def bound(self) -> dict:
         """An analytic lower bound of the emulated cycles of one trained sample (one sample
         in flight): per layer, the largest number of multiply-accumulates one PE must do,
@@ -188,9 +241,17 @@ class TrainStats:
         if self.pass_cycles:
             lines.append("one sample, one pass at a time: " + ", ".join(
                 f"{k} {v} cycles" for k, v in self.pass_cycles.items()))
-        for s in self.skipped():
-            lines.append(f"layer {s['layer']}: {s['activations_skipped']} zero activations and "
-                         f"{s['deltas_skipped']} zero deltas not sent")
+        if any(t is not None for t in self.plan.activation_thresholds):
+            for s in self.sparsity():
+                what = ("activations" if s["pass"] == "forward" else "deltas")
+                why = ("zero" if s["threshold"] is None else f"|a| <= {s['threshold']:g}")
+                lines.append(f"layer {s['layer']} {s['pass']}: {s['not_sent']} {what} "
+                             f"({why}) not sent of {s['sent'] + s['not_sent']}, "
+                             f"{s['cycles_saved']} busy cycles saved")
+        else:
+            for s in self.skipped():
+                lines.append(f"layer {s['layer']}: {s['activations_skipped']} zero activations and "
+                             f"{s['deltas_skipped']} zero deltas not sent")
         if self.samples_trained:
             bd = self.bound()["cycles"]
             lines.append(f"analytic bound: {bd} cycles per sample; measured / bound = "

@@ -106,6 +106,8 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
     """(declarations, exported names) of the numbers and buffers."""
     TY, nin, nout, K = s.dtype, s.nin, s.nout, s.slots
     L = [".align 4"] + [W.declare(w, value_type=TY) for w in (W.C_NEGLR, W.C_S1, W.C_S2)]
+    if s.athr:
+        L.append(W.declare(W.C_ATHR, value_type=TY))
     exports = ["w", "g", "fpsum", "v_mode", "v_cpm", "v_k", "v_infl", "v_gcnt", "v_n1", "v_fpc",
                "v_seed", "c_neglr", "c_s1", "c_s2"]
     if s.final and s.last:
@@ -129,6 +131,8 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
               W.declare(W.FPR, value_type=TY, count=nout),
               W.declare(W.DELTA, value_type=TY, count=nout)]
         exports += ["aslots", "tot", "delta", "z"]
+        if s.athr:
+            exports.append("c_athr")
         if s.bias:
             exports += ["bias", "gb"]
         exports += exports_last
@@ -150,5 +154,8 @@ def data_section(s: PeSpec) -> list[str]:
         d, e = part.data(s)
         extra_data += d
         extra_exports += e
-    return ([head, ".data"] + _descriptors(s) + _words(s) + numbers + extra_data
+    # the threshold's descriptor after the u16 words (DSR loads reach 1024 bytes, ld16 /
+    # st16 only 512), so that it does not push them out of reach
+    athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
+    return ([head, ".data"] + _descriptors(s) + _words(s) + athr + numbers + extra_data
             + [".export " + ", ".join(exports + extra_exports)])

@@ -84,7 +84,8 @@ def finalize_forward(s: PeSpec) -> list[str]:
     # transmit the nonzero activations, each with its neuron index [0408], [0424]
     L += sender_setup("tx")
     L += staged_sender("tx", s, stage=T.STAGE_TX, q_dsd="d_txq", flag_var="v_flag",
-                       last_round=last_round, done=done)
+                       last_round=last_round, done=done,
+                       threshold="d_athr" if s.athr else None)
     if s.skip_out is not None:
         L += ["sk_sent:"] + finished
     if s.join:

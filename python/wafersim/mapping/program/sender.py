@@ -12,7 +12,8 @@ __all__ = ["staged_sender", "sender_setup"]
 
 
 def staged_sender(p: str, s: PeSpec, *, stage: int, q_dsd: str, flag_var: str,
-                  last_round: list[str], done: list[str]) -> list[str]:
+                  last_round: list[str], done: list[str],
+                  threshold: str | None = None) -> list[str]:
     """A round-based sender of sparse wavelets (f_txact:tx [0413]) for the ``nout``-element
     vector at v_{p}p. Each round first starts one asynchronous forwarding operation from
     the local queue ``stage`` to the fabric (sparse, US [0506]: the index travels in each
@@ -24,7 +25,12 @@ def staged_sender(p: str, s: PeSpec, *, stage: int, q_dsd: str, flag_var: str,
     never fills and the foreground never waits for the fabric. After the last element the
     closeout goes out with an operation of its own (fixed index, no register to re-read),
     and its completion runs ``done``. ``last_round`` runs after the last element is staged,
-    while the forwarder works."""
+    while the forwarder works.
+
+    ``threshold``: the descriptor of a one-element threshold t in memory (a runtime word);
+    an element is then staged only when |value| > t (EC411): one ``fabs`` more per element
+    than the exact-zero test, whose result r0 (r0:r1 in fp32) is this task's scratch. For
+    t = 0 the two tests pick the same elements (|a| <= 0 only for +-0; NaN is sent)."""
     E, n, MV, FX = s.esize, s.nout, s.MV, s.FX
     marker = 0xFFC0 | T.IDLE
     L = [f"{p}:     ld16 r5, v_{p}s",
@@ -36,19 +42,27 @@ def staged_sender(p: str, s: PeSpec, *, stage: int, q_dsd: str, flag_var: str,
          "        eq16 r5, r0",
          f"        bf {p}g",
          f"        jmp {p}cl                       ; every element is out: the closeout",
-         f"{p}g:    lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)",
-         f"        lds1wds S1[6], {q_dsd}",
-         f"        lddwds  D[2], {q_dsd}o",
-         f"        {MV} D[2], S1[6]                ; the forwarder: waits for what is staged",
-         f"        ld16 r6, v_{p}p",
-         f"        movi {SENT}, 0",
-         f"        li {ROUND_LIMIT}, {s.qcap - 1}",
-         "        jr r5                          ; resume the scan"]
+         f"{p}g:    lddwds  D[1], {q_dsd}s          ; the staging queue (a local color)"]
+    if threshold:
+        L.append(f"        lds1wds S1[4], {threshold}           ; t, the activation threshold")
+    L += [f"        lds1wds S1[6], {q_dsd}",
+          f"        lddwds  D[2], {q_dsd}o",
+          f"        {MV} D[2], S1[6]                ; the forwarder: waits for what is staged",
+          f"        ld16 r6, v_{p}p",
+          f"        movi {SENT}, 0",
+          f"        li {ROUND_LIMIT}, {s.qcap - 1}",
+          "        jr r5                          ; resume the scan"]
     for j in range(n):
-        L += [f"{p}_{j}:  {MV} r2, [r6]",
-              f"        feq{FX} r2, #0",
-              f"        bt {p}z_{j}                      ; zeros are not sent [0408]",
-              f"        li r4, {s.o0 + j}",
+        if threshold:
+            L += [f"{p}_{j}:  {MV} r2, [r6]",
+                  f"        fabs{FX} r0, r2",
+                  f"        fle{FX} r0, S1[4]",
+                  f"        bt {p}z_{j}                      ; |a| <= t is not sent (EC411)"]
+        else:
+            L += [f"{p}_{j}:  {MV} r2, [r6]",
+                  f"        feq{FX} r2, #0",
+                  f"        bt {p}z_{j}                      ; zeros are not sent [0408]"]
+        L += [f"        li r4, {s.o0 + j}",
               f"        {MV} D[1], r2                   ; stage (value, index)"]
         if j + 1 < n:  # after the last element the end marker always fits (qcap - 1 + 1)
             L += [f"        addi {SENT}, 1",

@@ -57,6 +57,8 @@ class PeSpec:
                                     # (two-branch: to branch f's last finalizers)
     skip_grad_in: int | None = None  # east end of a residual's first layer: dL/dy arrives
                                      # (two-branch: branch g's dL/dx)
+    athr: bool = False          # F: its activations are sent only when |a| > the runtime
+                                # word c_athr (EC411); False: exact zeros are skipped
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""

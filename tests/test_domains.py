@@ -173,3 +173,42 @@ def test_the_first_failing_pe_is_raised_on_every_domain_as_in_one_process():
     for _, err in _split(3, script):
         assert type(err) is ws.MemoryAccessError
         assert err.args[0] == ref.value.args[0] and str(err).startswith("PE(6,5) pc")
+
+
+def test_each_domain_holds_only_its_rows_pes_and_host_copies_reach_every_domain():
+    """A split wafer keeps a PE's compute element and memory on the process of its row
+    only; memcpy_h2d / stream_h2d / capture write there, and memcpy_d2h / stream_d2h give
+    every domain the whole rectangle, equal to one process's (tests/test_host_streams.py)."""
+    from test_host_streams import RECEIVER, X, Y, start
+
+    n, rect = 3, (0, 1, 5, 3)
+
+    def script():
+        w = ws.Wafer(5, 4)
+        w.load(RECEIVER.format(n=n), rect=rect)
+        w.capture(Y, rect=rect)
+        start(w, rect)
+        x = (np.arange(5 * 3 * n) - 20).astype(np.float16).reshape(5, 3, n)
+        w.stream_h2d(X, x, rect=rect)
+        stats = w.run()
+        held = sorted(int(i) // 4 for i in w._core.ce_ids())
+        held_rows = (held[0], held[-1]) if held else None
+        try:
+            w.pe(4, 2).stats()
+            refused = None
+        except ws.ConfigError as e:
+            refused = str(e)
+        return (w.memcpy_d2h("buf", rect=rect), w.stream_d2h(Y, rect=rect), w.loaded_pes,
+                stats.pes[(4, 2)]["wavelets_in"], held_rows, refused)
+
+    buf, out, loaded, fed, _, _ = script()
+    assert np.array_equal(out, buf + buf) and fed == n  # the kernel did run
+    for i, ((b, o, lp, f, held_rows, refused), err) in enumerate(_split(2, script)):
+        assert err is None
+        assert np.array_equal(b, buf) and np.array_equal(o, out) and lp == loaded and f == fed
+        lo, hi = split_rows(5, 2)[i]
+        assert held_rows == (lo, hi - 1)
+        if i == 0:
+            assert "(4, 2) is held by process 1 of 2 (this is process 0)" in refused
+        else:
+            assert refused is None

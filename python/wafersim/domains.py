@@ -157,10 +157,34 @@ class Domain:
                               f"on every process): {lines}")
         self.domains = split_rows(wafer.rows, parts)
         self.lo, self.hi = self.domains[index]
+        self.cols = wafer.cols
         self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link)
 
     def owns(self, row: int) -> bool:
         return self.lo <= row < self.hi
+
+    def owner(self, row: int) -> int:
+        """The domain (process) whose rows hold ``row``."""
+        return next(i for i, (lo, hi) in enumerate(self.domains) if lo <= row < hi)
+
+    def mine(self, ids) -> np.ndarray:
+        """Which of the router ids ``ids`` lie in this domain's rows (a boolean mask): the
+        PEs whose compute elements, memory and host streams this process holds."""
+        rows = np.asarray(ids, np.int64) // self.cols
+        return (rows >= self.lo) & (rows < self.hi)
+
+    def merge_rows(self, raw: dict) -> dict:
+        """Per-wavelet arrays (a dict of equal-length arrays) of every process, joined in
+        process order: ascending rows, so router order when each is."""
+        every = self.link.allgather_obj(raw)
+        return {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
+
+    def gather_rows(self, mine: np.ndarray, values: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Fills ``out[k]`` for every k that some process holds (``mine`` is its mask over
+        ``out``'s first axis, ``values`` its ``out[mine]``), on every process."""
+        for mask, vals in self.link.allgather_obj((mine, values)):
+            out[mask] = vals
+        return out
 
     def run(self, step):
         """Calls ``step()`` (the core's run) on every process; returns its result merged

@@ -44,17 +44,34 @@ class MpiLink:
         self._mpi = MPI
         self.comm = comm
         self._tag = 24
+        self._persistent = {}  # the requests of a swap, made once per set of buffers
+        self._gathered = {}  # the receive buffer of an allgather, per dtype and size
 
     def swap(self, pairs) -> None:
-        reqs = []
-        for nb, _, recv in pairs:
-            reqs.append(self.comm.Irecv(recv, source=nb, tag=self._tag))
-        for nb, send, _ in pairs:
-            reqs.append(self.comm.Isend(send, dest=nb, tag=self._tag))
-        self._mpi.Request.Waitall(reqs)
+        # The exchange swaps the same buffers every cycle: persistent requests, made once
+        # per set of buffers (a few sets kept: wafers built one after another), started
+        # and waited for.
+        key = tuple((nb, id(send), id(recv)) for nb, send, recv in pairs)
+        entry = self._persistent.pop(key, None)
+        if entry is None:
+            reqs = [self.comm.Recv_init(recv, source=nb, tag=self._tag) for nb, _, recv in pairs]
+            reqs += [self.comm.Send_init(send, dest=nb, tag=self._tag) for nb, send, _ in pairs]
+            entry = (reqs, pairs)  # pairs: keeps the buffers (and so their ids) alive
+            if len(self._persistent) >= 4:
+                oldest = next(iter(self._persistent))
+                for r in self._persistent.pop(oldest)[0]:
+                    r.Free()
+        self._persistent[key] = entry  # the most recently used last
+        self._mpi.Prequest.Startall(entry[0])
+        self._mpi.Request.Waitall(entry[0])
 
     def allgather(self, values: np.ndarray) -> np.ndarray:
-        out = np.empty((self.comm.Get_size(), values.size), values.dtype)
+        """Every process's ``values`` stacked in rank order (a buffer reused by the next
+        call of the same dtype and size)."""
+        out = self._gathered.get((values.dtype, values.size))
+        if out is None:
+            out = np.empty((self.comm.Get_size(), values.size), values.dtype)
+            self._gathered[(values.dtype, values.size)] = out
         self.comm.Allgather(values, out)
         return out
 

@@ -29,7 +29,7 @@ import numpy as np
 from ._extension import core
 from .errors import ConfigError
 
-_NEVER = np.iinfo(np.uint64).max
+_NEVER = 2**64 - 1  # fabric::kNever: no error
 
 
 def split_rows(rows: int, parts: int) -> list[tuple[int, int]]:
@@ -68,41 +68,48 @@ class RowExchange(core.fabric.CutExchange):
         self._recv = [np.zeros(n, np.uint8) for _ in self._cuts]
         self.failed_domain = -1  # set when a cycle ends in an error somewhere
         self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
-        self._stall_send = [np.zeros(cols, np.uint64) for _ in self._cuts]
-        self._stall_recv = [np.zeros(cols, np.uint64) for _ in self._cuts]
+        # After phase B one allgather carries everything: four numbers for the cycle loop,
+        # then the stall bits of this domain's first and last rows (its neighbours'
+        # next phase A reads them).
+        self._cols = cols
+        self._mine = np.zeros(4 + 2 * cols, np.uint64)
+        self._first_row = self._mine[4:4 + cols]
+        self._last_row = self._mine[4 + cols:]
+        self._flags = core.fabric.DomainFlags()
+        self._pairs = [(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)]
 
     def after_phase_a(self, cycle: int) -> None:
         t0 = time.perf_counter()
         w = self._w
         for (_, mine, theirs), buf in zip(self._cuts, self._send):
             w.export_cut_sends(mine, theirs, cycle, buf)
-        self._link.swap([(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)])
+        self._link.swap(self._pairs)
         for (_, mine, theirs), buf in zip(self._cuts, self._recv):
             w.import_cut_sends(theirs, mine, cycle, buf)
         self.seconds += time.perf_counter() - t0
 
     def after_phase_b(self, cycle: int, local):
         t0 = time.perf_counter()
-        w = self._w
-        for (_, mine, _), buf in zip(self._cuts, self._stall_send):
-            w.export_row_stalls(mine, buf)
-        self._link.swap([(nb, s, r) for (nb, _, _), s, r
-                         in zip(self._cuts, self._stall_send, self._stall_recv)])
-        for (_, _, theirs), buf in zip(self._cuts, self._stall_recv):
-            w.import_row_stalls(theirs, buf)
-        mine = np.array([local.work, local.progress, np.uint64(local.queued % 2**64),
-                         local.error_step], np.uint64)
+        w, mine, cols = self._w, self._mine, self._cols
+        mine[0], mine[1], mine[3] = local.work, local.progress, local.error_step
+        mine[2] = local.queued % 2**64
+        w.export_row_stalls(self.lo, self._first_row)
+        w.export_row_stalls(self.hi - 1, self._last_row)
         every = self._link.allgather(mine)
-        out = core.fabric.DomainFlags()
-        out.work = int(every[:, 0].sum(dtype=np.uint64))
-        out.progress = int(every[:, 1].sum(dtype=np.uint64))
-        q = int(every[:, 2].sum(dtype=np.uint64))
+        if self.lo > 0:  # the last row of the domain above
+            w.import_row_stalls(self.lo - 1, every[self.index - 1, 4 + cols:])
+        if self.index + 1 < len(every):  # the first row of the domain below
+            w.import_row_stalls(self.hi, every[self.index + 1, 4:4 + cols])
+        work, progress, queued, step = every[:, :4].T.tolist()
+        out = self._flags
+        out.work = sum(work) % 2**64
+        out.progress = sum(progress) % 2**64
+        q = sum(queued) % 2**64
         out.queued = q - 2**64 if q >= 2**63 else q
-        steps = every[:, 3]
-        first = int(np.argmin(steps))
-        if steps[first] != _NEVER:
-            out.error_step = int(steps[first])
-            out.error_domain = first
+        first = min(range(len(step)), key=step.__getitem__)
+        out.error_step = step[first]
+        out.error_domain = first if step[first] != _NEVER else -1
+        if step[first] != _NEVER:
             self.failed_domain = first
         self.seconds += time.perf_counter() - t0
         return out

@@ -22,9 +22,11 @@ class _ThreadLink:
     def __init__(self, hub, i):
         self.hub, self.i = hub, i
 
-    def swap(self, pairs):
+    def start_swap(self, pairs):
         for nb, send, _ in pairs:
             self.hub.box[(self.i, nb)] = send.copy()
+
+    def finish_swap(self, pairs):
         self.hub.barrier.wait()
         for nb, _, recv in pairs:
             recv[:] = self.hub.box[(nb, self.i)]
@@ -212,3 +214,26 @@ def test_each_domain_holds_only_its_rows_pes_and_host_copies_reach_every_domain(
             assert "(4, 2) is held by process 1 of 2 (this is process 0)" in refused
         else:
             assert refused is None
+
+
+@pytest.mark.parametrize("rows_failing", [(2, 3), (3, 4), (0, 3), (4, 7)])
+def test_pes_failing_in_the_same_cycle_on_border_and_inner_rows_raise_one_process_error(
+        rows_failing):
+    """A domain steps its border rows' phase A first; when PEs of several rows fail in one
+    cycle every domain still raises the error of the first row in the one-thread order."""
+    from test_wafer_deadlock import FAIL
+
+    def script():
+        w = ws.Wafer(8, 3)
+        w.load(FAIL.format(delay=20))
+        for r in rows_failing:
+            w.pe(r, 1).load(FAIL.format(delay=3))
+        w.launch("main")
+        w.run()
+
+    with pytest.raises(ws.MemoryAccessError) as ref:
+        script()
+    assert str(ref.value).startswith(f"PE({rows_failing[0]},1) pc")
+    for n in (2, 3):
+        for _, err in _split(n, script):
+            assert type(err) is ws.MemoryAccessError and err.args[0] == ref.value.args[0]

@@ -1,20 +1,23 @@
 """A wafer split into domains of rows, one per process (docs/scale.md).
 
 Every process builds the same wafer (the same script runs on every rank); each one steps
-only the rows of its domain. Every cycle the core calls the exchange twice
-(``wafersim._core.fabric.CutExchange``): after phase A each domain hands its neighbours
-what its rows sent across a cut (the arrival posts and output registers of the links
-between the two rows) and takes theirs; after phase B it hands over the stall bits of its
-border rows (what the neighbour's next phase A reads) and all domains combine what the
-cycle loop decides from the whole wafer (work left, progress for the watchdog, queued
+only the rows of its domain. Every cycle the core calls the exchange three times
+(``wafersim._core.fabric.CutExchange``): after phase A of its border rows each domain
+starts handing its neighbours what those rows sent across a cut (the arrival posts and
+output registers of the links between the two rows), steps its inner rows, and takes the
+neighbours' before phase B of the border rows; after phase B one allgather hands over the
+stall bits of its border rows (what the neighbour's next phase A reads) and combines what
+the cycle loop decides from the whole wafer (work left, progress for the watchdog, queued
 wavelets, the first error). Links between rows take one cycle, so this is all that crosses
 a cut: the simulation is exact, cycle for cycle.
 
 The transport is a *link* with two methods, so that the same exchange runs over MPI
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):
 
-* ``swap(pairs)``: for each ``(domain, send, recv)``, send the array ``send`` to that
-  domain and receive its array into ``recv`` (all pairs at once, no ordering);
+* ``start_swap(pairs)``, then ``finish_swap(pairs)``: for each ``(domain, send, recv)``,
+  send the array ``send`` to that domain and receive its array into ``recv`` (all pairs
+  at once, no ordering); between the two calls the domain steps its inner rows, and
+  ``recv`` is ready only after ``finish_swap`` (the same ``pairs`` every cycle);
 * ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
 * ``allgather_obj(obj)``: every domain's ``obj`` (picklable), as a list in domain order.
 """
@@ -78,12 +81,18 @@ class RowExchange(core.fabric.CutExchange):
         self._flags = core.fabric.DomainFlags()
         self._pairs = [(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)]
 
-    def after_phase_a(self, cycle: int) -> None:
+    def send_cuts(self, cycle: int) -> None:
         t0 = time.perf_counter()
         w = self._w
         for (_, mine, theirs), buf in zip(self._cuts, self._send):
             w.export_cut_sends(mine, theirs, cycle, buf)
-        self._link.swap(self._pairs)
+        self._link.start_swap(self._pairs)
+        self.seconds += time.perf_counter() - t0
+
+    def receive_cuts(self, cycle: int) -> None:
+        t0 = time.perf_counter()
+        w = self._w
+        self._link.finish_swap(self._pairs)
         for (_, mine, theirs), buf in zip(self._cuts, self._recv):
             w.import_cut_sends(theirs, mine, cycle, buf)
         self.seconds += time.perf_counter() - t0

@@ -20,8 +20,11 @@ namespace {
 
 class PyCutExchange : public CutExchange {
  public:
-  void after_phase_a(uint64_t cycle) override {
-    PYBIND11_OVERRIDE_PURE(void, CutExchange, after_phase_a, cycle);
+  void send_cuts(uint64_t cycle) override {
+    PYBIND11_OVERRIDE_PURE(void, CutExchange, send_cuts, cycle);
+  }
+  void receive_cuts(uint64_t cycle) override {
+    PYBIND11_OVERRIDE_PURE(void, CutExchange, receive_cuts, cycle);
   }
   DomainFlags after_phase_b(uint64_t cycle, const DomainFlags& local) override {
     PYBIND11_OVERRIDE_PURE(DomainFlags, CutExchange, after_phase_b, cycle, local);
@@ -49,7 +52,8 @@ void bind_domain(py::module_& m) {
       .def_readwrite("error_domain", &DomainFlags::error_domain);
   py::class_<CutExchange, PyCutExchange>(fabric, "CutExchange")
       .def(py::init<>())
-      .def("after_phase_a", &CutExchange::after_phase_a, py::arg("cycle"))
+      .def("send_cuts", &CutExchange::send_cuts, py::arg("cycle"))
+      .def("receive_cuts", &CutExchange::receive_cuts, py::arg("cycle"))
       .def("after_phase_b", &CutExchange::after_phase_b, py::arg("cycle"), py::arg("local"));
 
   auto cls = py::reinterpret_borrow<py::class_<Wafer>>(fabric.attr("Wafer"));

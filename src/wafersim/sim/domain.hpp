@@ -27,9 +27,13 @@ struct DomainFlags {
 class CutExchange {
  public:
   virtual ~CutExchange() = default;
-  // After phase A of `cycle` in every row of the domain: hand what crossed the cuts to the
-  // neighbours and take theirs (fabric::Fabric::export_cut_sends / import_cut_sends).
-  virtual void after_phase_a(uint64_t cycle) = 0;
+  // After phase A of `cycle` in the domain's border rows: hand what they sent across the
+  // cuts to the neighbours (fabric::Fabric::export_cut_sends) and start taking theirs;
+  // the domain's inner rows step meanwhile.
+  virtual void send_cuts(uint64_t cycle) = 0;
+  // Before phase B of the border rows: finish taking what the neighbours' border rows
+  // sent across the cuts in `cycle` (fabric::Fabric::import_cut_sends).
+  virtual void receive_cuts(uint64_t cycle) = 0;
   // After phase B (and once when a run starts): swap the cut rows' stall bits
   // (export_row_stalls / import_row_stalls) and combine `local` over all domains.
   virtual DomainFlags after_phase_b(uint64_t cycle, const DomainFlags& local) = 0;

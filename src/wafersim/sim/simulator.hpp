@@ -149,7 +149,11 @@ class Simulator {
   void run_chunk(int i, uint64_t t, bool slow_links);
   void phase_b_if_needed(int row, uint64_t t, bool slow_links);
   // A domain's cycle: phase A on its rows, the exchange, phase B; the combined flags.
+  // One thread: the border rows' phase A first, then the inner rows interleaved while
+  // the exchange is under way (domain.cpp); several threads: two sweeps.
   DomainFlags run_rows_in_domain(uint64_t t);
+  void run_domain_interleaved(uint64_t t);
+  void run_domain_in_sweeps(uint64_t t);
   bool owns(int row) const { return row >= domain_lo_ && row < domain_hi_; }
   void rethrow_chunked_error();
   int thread_count() const;

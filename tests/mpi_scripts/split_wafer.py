@@ -23,6 +23,8 @@ r = run_grid(6, 4, "fp16", density=0.8, rows=5, seed=3, check=False)
 s = r["stats"]
 out["grid"] = [s.cycles, s.moves, s.delivered, s.router_cycles, digest(r["y"].view(np.uint16)),
                sorted((str(k), v["instructions"], v["cycles"]) for k, v in s.pes.items())]
+# collective: each rank reads its own rows' PE memory, every rank gets the whole array
+out["memcpy_d2h"] = digest(r["wafer"].memcpy_d2h("a"))
 w = ws.Wafer(7, 5, "mesh+diag")
 w.route_tree(3, (0, 0), [(6, 4), (6, 0)], "diag_first")
 w.set_sink((6, 4), capacity=1, drain_period=2)

@@ -104,18 +104,22 @@ def test_host_traffic_with_backpressure_is_bit_identical_in_domains(n):
             assert np.array_equal(getattr(a, k), getattr(ref_arr, k)), k
 
 
-@pytest.mark.parametrize("n", [2, 3])
-def test_program_3_on_compute_elements_is_bit_identical_in_domains(n):
+@pytest.mark.parametrize("n,threads", [(2, 1), (3, 1), (2, 2)])
+def test_program_3_on_compute_elements_is_bit_identical_in_domains(n, threads):
+    """One thread per domain steps the border rows first and the inner rows interleaved;
+    two threads (forced on every cycle) step the domain in two sweeps."""
     mod = load_script("examples/kernels/matvec_wafer.py")
 
     def script():
-        return mod.run_grid(6, 4, "fp16", density=0.8, rows=5, seed=3, check=False)
+        return mod.run_grid(6, 4, "fp16", density=0.8, rows=5, seed=3, check=False,
+                            threads=threads, parallel_min_routers=1 if threads > 1 else None)
 
     ref = script()
     for r, err in _split(n, script):
         assert err is None
         assert np.array_equal(r["y"].view(np.uint16), ref["y"].view(np.uint16))
         _same_stats(r["stats"], ref["stats"])
+        assert (r["stats"].parallel_phases > 0) == (threads > 1)
         assert sorted(r["stats"].pes) == sorted(ref["stats"].pes)
         for pe in ref["stats"].pes:
             a, b = r["stats"].pes[pe], ref["stats"].pes[pe]

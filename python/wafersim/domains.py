@@ -11,7 +11,7 @@ the cycle loop decides from the whole wafer (work left, progress for the watchdo
 wavelets, the first error). Links between rows take one cycle, so this is all that crosses
 a cut: the simulation is exact, cycle for cycle.
 
-The transport is a *link* with two methods, so that the same exchange runs over MPI
+The transport is a *link* with these methods, so that the same exchange runs over MPI
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):
 
 * ``start_swap(pairs)``, then ``finish_swap(pairs)``: for each ``(domain, send, recv)``,

@@ -5,7 +5,9 @@
 #   scripts/bootstrap.sh sanitize   build with ASan+UBSan into a second venv, run the fast tests
 # Safe to re-run: installed system packages and an existing venv are reused.
 # WAFERSIM_TORCH=1 also installs PyTorch (the optional `torch` extra) so that the tests
-# comparing with torch run instead of skipping.
+# comparing with torch run instead of skipping; WAFERSIM_MPI_EXTRA=1 installs the `mpi` extra
+# (mpi4py and MPICH's wheel, whose mpiexec lands in the venv) so that the tests that run
+# `mpiexec -n 2` and `-n 3` run instead of skipping.
 set -euo pipefail
 
 job="${1:-demo}"
@@ -51,7 +53,9 @@ case "$job" in
       .venv/bin/python -m pip install -q "torch==2.13.0" 2>/dev/null \
         || .venv/bin/python -m pip install -q "torch>=2.0"
     fi
-    .venv/bin/python -m pip install -q ".[test]" \
+    extras="test"
+    if [ "${WAFERSIM_MPI_EXTRA:-0}" = "1" ]; then extras="test,mpi"; fi
+    .venv/bin/python -m pip install -q ".[$extras]" \
       --config-settings=cmake.define.WAFERSIM_WERROR=ON
     exec .venv/bin/python -m pytest -q "$@"
     ;;

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ._extension import core
-from . import presets
+from . import domains, presets
 from ._args import items_arg, show
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
@@ -222,6 +222,8 @@ class Wafer(PeHost, RouteHost):
         self.cycle_limit = DEFAULTS["run_cycle_limit"] if cycle_limit is None else cycle_limit
         self.endpoint_sleep = endpoint_sleep
         self._init_pes(ce, tensor_unit)
+        # Under mpiexec (or a test's split_over), this process steps one domain of rows.
+        self._domain = domains.join(self, self._core)
 
     @classmethod
     def preset(cls, name: str, **options) -> "Wafer":
@@ -489,6 +491,8 @@ class Wafer(PeHost, RouteHost):
             if len(ids) != 1:
                 raise ConfigError("collect takes one port, or None for all")
             raw = self._core.collect(int(ids[0]), int(ports[0]))
+        if self._domain is not None:
+            raw = self._domain.merge_collected(raw)
         router = raw["router"].astype(np.int64)
         return Arrivals(row=router // self.cols, col=router % self.cols, port=raw["port"],
                         color=raw["color"], data=raw["data"], index=raw["index"],
@@ -529,7 +533,10 @@ class Wafer(PeHost, RouteHost):
         try:
             try:
                 with quiet_blas():
-                    r = self._core.run(cycles, _CHECK_SECONDS)
+                    if self._domain is None:
+                        r = self._core.run(cycles, _CHECK_SECONDS)
+                    else:
+                        r = self._domain.run(lambda: self._core.run(cycles, _CHECK_SECONDS))
             except KeyboardInterrupt as e:
                 why = f" ({e})" if str(e) else ""
                 raise KeyboardInterrupt(

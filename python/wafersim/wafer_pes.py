@@ -178,13 +178,37 @@ class PeHost:
 
     # Used by WaferPE (this module) only.
     def _ce_at(self, rid: int):
+        if self._domain is not None and not self._domain.owns(rid // self.cols):
+            r, c = divmod(rid, self.cols)
+            d = self._domain
+            raise ConfigError(f"PE ({r}, {c}) is held by process {d.owner(r)} of {d.parts} (this "
+                              f"is process {d.index}): a wafer split over processes keeps each "
+                              "PE's compute element on one process only; use memcpy_h2d, "
+                              "memcpy_d2h or run statistics, which every process calls")
         return self._core.ce(rid)
 
     def _has_ce(self, rid: int) -> bool:
+        if self._domain is not None and not self._domain.owns(rid // self.cols):
+            return divmod(rid, self.cols) in self._programs
         return bool(self._core.has_ce(rid))
 
     def _reset_ce_stats(self, rid: int) -> None:
-        self._core.reset_ce_stats(rid)
+        if self._domain is None or self._domain.owns(rid // self.cols):
+            self._core.reset_ce_stats(rid)
+
+    def _held(self, ids: np.ndarray) -> np.ndarray:
+        """The router ids of ``ids`` whose compute elements this process holds: all of them,
+        or on a wafer split over processes those in this process's rows (docs/scale.md)."""
+        return ids if self._domain is None else ids[self._domain.mine(ids)]
+
+    def _check_programs(self, rect: Rect, what: str) -> None:
+        """On a split wafer, the error the core raises for a PE without a program, raised
+        alike on every process (each one holds only its own rows' compute elements)."""
+        if self._domain is None:
+            return
+        for p in rect.points():
+            if p not in self._programs:
+                raise ConfigError(f"{what}: PE ({p[0]}, {p[1]}) has no program: load one first")
 
     # ---- PEs and rectangles -----------------------------------------------------------------
     def pe(self, r: int, c: int) -> WaferPE:
@@ -199,6 +223,8 @@ class PeHost:
     @property
     def loaded_pes(self) -> list[tuple[int, int]]:
         """PEs that have a program, in router order."""
+        if self._domain is not None:  # every process knows every PE's program
+            return sorted(self._programs)
         return [(int(i) // self.cols, int(i) % self.cols) for i in self._core.ce_ids()]
 
     def _programs_over(self, rect: Rect, what: str) -> dict[int, tuple[Program, list[int]]]:
@@ -222,7 +248,7 @@ class PeHost:
             program = assemble(program)
         if not isinstance(program, Program):
             raise ConfigError(f"load() takes a Program or assembly text, got {type(program).__name__}")
-        ids = rect.ids(self.cols)
+        ids = self._held(rect.ids(self.cols))  # a split wafer: this process's rows only
         self._core.reset_ces(ids)
         for p in rect.points():  # the old programs are gone even if loading fails below
             self._programs.pop(p, None)
@@ -253,7 +279,10 @@ class PeHost:
                 getattr(self._core.ce(int(i)), method)(tid)
         return apply
 
-    def _set_bits(self, task, rect, what: str, apply) -> int:
+    def _set_bits(self, task, rect, what: str, apply_all) -> int:
+        def apply(ids, tid):  # on a split wafer, to the compute elements held here
+            apply_all(self._held(ids), tid)
+
         if rect is None:
             by_id = isinstance(task, numbers.Integral) and not isinstance(task, bool)
             pts = [p for p, prog in self._programs.items() if by_id or task in prog.tasks]
@@ -318,6 +347,9 @@ class PeHost:
                                   f"got {arr.shape}")
             conv = symbol_values(sym, name, arr)
         for ks, ids, s in groups:
+            if self._domain is not None:  # a split wafer: the PEs of this process's rows
+                held = self._domain.mine(ids)
+                ks, ids = ks[held], ids[held]
             if per_pe:
                 data = np.ascontiguousarray(conv[ks]).view(np.uint8).reshape(len(ks), -1)
             else:
@@ -326,13 +358,20 @@ class PeHost:
 
     def memcpy_d2h(self, name: str, rect=None) -> np.ndarray:
         """The exported data symbol ``name`` of every PE of ``rect`` as an array of shape
-        ``(height, width, n)`` in the symbol's type."""
+        ``(height, width, n)`` in the symbol's type. On a wafer split over processes every
+        process calls it and gets the whole array (each reads its own rows)."""
         rect = self.rect(rect)
         sym, groups = self._symbol_over(name, rect, f"memcpy_d2h({name!r})")
         out = np.zeros((rect.height * rect.width, sym.count), dtype=sym.dtype)
         for ks, ids, s in groups:
+            if self._domain is not None:
+                held = self._domain.mine(ids)
+                ks, ids = ks[held], ids[held]
             raw = self._core.read_memory(ids, s.address, s.nbytes)
             out[ks] = raw.view(sym.dtype).reshape(len(ks), sym.count)
+        if self._domain is not None:  # the other processes' rows
+            held = self._domain.mine(rect.ids(self.cols))
+            self._domain.gather_rows(held, out[held], out)
         return out.reshape(rect.height, rect.width, sym.count)
 
     # ---- streams through edge ports -----------------------------------------------------------
@@ -407,8 +446,13 @@ class PeHost:
             return np.ascontiguousarray(a, np.uint16 if hi > 1 else np.uint8).ravel()
 
         idx, ctl = column(index, "index", 0xFFFF), column(ctrl, "ctrl", 1)
-        self._core.feed_ces(rect.ids(self.cols), color, np.ascontiguousarray(data).ravel(),
-                            idx, ctl)
+        ids = rect.ids(self.cols)
+        if self._domain is not None:  # a split wafer: the PEs of this process's rows
+            self._check_programs(rect, "stream_h2d")
+            held = self._domain.mine(ids)
+            ids, data = ids[held], data[held]
+            idx, ctl = idx.reshape(npe, k)[held].ravel(), ctl.reshape(npe, k)[held].ravel()
+        self._core.feed_ces(ids, color, np.ascontiguousarray(data).ravel(), idx, ctl)
         return k
 
     def capture(self, color: int, rect=None, *, on: bool = True) -> None:
@@ -416,7 +460,9 @@ class PeHost:
         send on ``color`` goes to the host instead of their routers (one wavelet per cycle,
         never stalled); read it with :meth:`stream_d2h`. Lasts across program loads."""
         color = self._fabric_color(color)
-        self._core.set_ce_capture(self.rect(rect).ids(self.cols), color, bool(on))
+        rect = self.rect(rect)
+        self._check_programs(rect, "capture")
+        self._core.set_ce_capture(self._held(rect.ids(self.cols)), color, bool(on))
 
     def stream_d2h(self, color: int, rect=None, *, dtype: str = "fp16", sw: int = 1,
                    include_control: bool = False) -> np.ndarray:
@@ -428,7 +474,11 @@ class PeHost:
         color = self._fabric_color(color)
         rect = self.rect(rect)
         ids = rect.ids(self.cols)
-        raw = self._core.captured(ids, color, False)
+        self._check_programs(rect, "stream_d2h")
+        held = self._held(ids)
+        raw = self._core.captured(held, color, False)
+        if self._domain is not None:  # every process's rows, in router order
+            raw = self._domain.merge_rows(dict(raw))
         keep = np.ones(len(raw["data"]), bool) if include_control else raw["ctrl"] == 0
         # a rectangle's ids ascend, and what comes back is grouped PE by PE in that order
         counts = np.bincount(np.searchsorted(ids, raw["router"][keep]), minlength=len(ids))
@@ -439,7 +489,7 @@ class PeHost:
             raise ConfigError(f"stream_d2h(color {color}): the PEs of {rect.describe()} sent "
                               f"different numbers of wavelets ({detail}{more}); take them one "
                               "PE at a time (rect=(row, col))")
-        self._core.captured(ids, color, True)
+        self._core.captured(held, color, True)
         vals = decode_values(raw["data"][keep], dtype, sw)
         return vals.reshape(rect.height, rect.width, -1)
 
@@ -448,6 +498,8 @@ class PeHost:
         by_pe = {}
         for rid, s in self._core.ce_run_stats(packed=True):
             by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
+        if self._domain is not None:  # each process ran the PEs of its rows
+            by_pe = self._domain.merge_by_pe(by_pe, self.cols)
         return PeStats(self.rows, self.cols, by_pe, unpack=core.ce_stats_unpack)
 
     def _trace_events(self, pes: PeStats) -> list[dict]:

@@ -4,6 +4,7 @@
 // running that long.
 #include <pybind11/numpy.h>
 #include <pybind11/operators.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <string>
@@ -48,6 +49,16 @@ void bind_latency(py::module_& m) {
       .def_readonly_static("SUB_BINS", &LatencyCounts::kSubBins)
       .def("add", &LatencyCounts::add, py::arg("latency"), py::arg("n") = 1)
       .def("merge", &LatencyCounts::merge)
+      .def(py::pickle(
+          [](const LatencyCounts& c) {
+            return py::make_tuple(c.bins(), c.count(), c.max(), c.sum_lo(), c.sum_hi());
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 5) throw ConfigError("LatencyCounts: a state of 5 fields");
+            return LatencyCounts::from_parts(t[0].cast<std::vector<uint64_t>>(),
+                                             t[1].cast<uint64_t>(), t[2].cast<uint64_t>(),
+                                             t[3].cast<uint64_t>(), t[4].cast<uint64_t>());
+          }))
       .def_property_readonly("count", &LatencyCounts::count)
       .def_property_readonly("max", &LatencyCounts::max)
       .def_property_readonly("sum",

@@ -25,6 +25,7 @@ void bind_numerics(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_pe(py::module_& m);
 void bind_wafer_pe(py::module_& m);  // after bind_pe and bind_fabric: extends fabric.Wafer
+void bind_domain(py::module_& m);  // after bind_wafer_pe: extends fabric.Wafer
 
 // A compute element's statistics as a dict (bind_pe.cpp; the wafer reports them too).
 py::dict ce_stats_dict(const pe::CeStats& s);

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m) {
   bind_pe(m);
   bind_fabric(m);
   bind_wafer_pe(m);
+  bind_domain(m);
 }

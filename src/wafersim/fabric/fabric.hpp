@@ -199,6 +199,19 @@ class Fabric {
   // Link directions that lead from a router in row `from` to one in row `to`.
   DirMask directions_between_rows(int from, int to) const;
 
+  // --- a wafer split into domains of rows (row_cut.cpp, docs/scale.md) ----------------
+  // What phase A of `cycle` sent from row `from_row` to the neighbouring row `to_row`
+  // (arrival posts, read and cleared here, and output registers), in cut_sends_bytes()
+  // bytes; import writes it into the receiving domain's copy. Stall rows are what the
+  // next phase A reads of a neighbouring row. Color mode without loop links and without
+  // 2-cycle links only (ConfigError otherwise).
+  size_t cut_sends_bytes() const;
+  void export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out);
+  void import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in);
+  void export_row_stalls(int row, uint64_t* out) const;  // cols() words
+  void import_row_stalls(int row, const uint64_t* in);
+  void check_cut(int from_row, int to_row) const;
+
   // Wavelets in the queue of `key` at `id`, oldest first.
   std::vector<Wavelet> queue_contents(uint32_t id, unsigned key) const;
 

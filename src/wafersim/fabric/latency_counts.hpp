@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace wafersim::fabric {
@@ -76,6 +77,19 @@ class LatencyCounts {
   uint64_t sum_hi() const { return sum_hi_; }
   // Counts per bin, up to the highest bin used.
   const std::vector<uint64_t>& bins() const { return bins_; }
+
+  // Counts taken apart by the accessors above, put back (pickling: a wafer split over
+  // several processes merges its domains' counts).
+  static LatencyCounts from_parts(std::vector<uint64_t> bins, uint64_t count, uint64_t max,
+                                  uint64_t sum_lo, uint64_t sum_hi) {
+    LatencyCounts c;
+    c.bins_ = std::move(bins);
+    c.count_ = count;
+    c.max_ = max;
+    c.sum_lo_ = sum_lo;
+    c.sum_hi_ = sum_hi;
+    return c;
+  }
 
   bool operator==(const LatencyCounts&) const = default;
 

@@ -15,7 +15,7 @@ namespace wafersim::sim {
 using fabric::Fabric;
 
 Simulator::Simulator(Fabric& fabric)
-    : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())) {}
+    : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())), domain_hi_(fabric.rows()) {}
 
 void Simulator::set_threads(int threads) {
   // A bound far above any machine here, so a typo does not ask OpenMP for 10^6 threads.
@@ -59,19 +59,6 @@ bool Simulator::may_share() const {
   return thread_count() > 1 && active_routers_ >= parallel_min_routers_ && rows_a_.size() > 1;
 }
 
-template <class F>
-void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
-  const int n = static_cast<int>(rows.size());
-  const int nt = thread_count();
-  if (n <= 1 || serial()) {
-    for (int r : rows) f(r);
-    return;
-  }
-  ++parallel_phases_;
-  auto each = [&](int i) { f(rows[static_cast<size_t>(i)]); };
-  team_.run(nt, n, each);
-}
-
 void Simulator::rebuild_active() {
   rows_a_.clear();
   queued_ = 0;
@@ -83,6 +70,7 @@ void Simulator::rebuild_active() {
     rs.active.assign(words, 0);
     rs.next_active.assign(words, 0);
     rs.active_count = 0;
+    if (!owns(r)) continue;  // another domain's row: it steps it
     const uint32_t base = static_cast<uint32_t>(r) * static_cast<uint32_t>(cols);
     for (int c = 0; c < cols; ++c) {
       const uint32_t id = base + static_cast<uint32_t>(c);
@@ -298,6 +286,12 @@ void Simulator::start_run(uint64_t max_cycles) {
   // run pauses); close_run writes it back.
   fabric_.begin_run();
   run_open_ = true;
+  if (exchange_) {  // the neighbours' stall rows, and whether any domain has work
+    DomainFlags local;
+    local.work = active_routers_ + sleepers_.count();
+    local.queued = queued_;
+    domain_work_ = exchange_->after_phase_b(cycle_, local).work;
+  }
 }
 
 void Simulator::close_run() {
@@ -337,14 +331,15 @@ bool Simulator::advance(Clock::time_point pause_at) {
   while (result.cycles < run_max_cycles_) {
     const uint64_t t = cycle_;
     sleepers_.wake_due(fabric_, t, [&](uint32_t id) { activate(id); });
-    if (rows_a_.empty() && !in_flight && sleepers_.count() == 0) {
+    if (exchange_ ? domain_work_ == 0
+                  : rows_a_.empty() && !in_flight && sleepers_.count() == 0) {
       result.quiescent = true;
       break;
     }
     // Sleeping endpoints this cycle: their routers count as processed (router_cycles
     // means what it did before endpoints slept), and a timed sleeper works in it.
     const uint64_t asleep = sleepers_.count();
-    const bool sleepers_work = sleepers_.timed() > 0;
+    bool sleepers_work = sleepers_.timed() > 0;
     // One thread or several: by the floor, then by measurement unless the user forced it.
     const bool measured = may_share() && !threads_forced_;
     cycle_parallel_ = may_share() && (threads_forced_ || thread_choice_.parallel());
@@ -353,7 +348,10 @@ bool Simulator::advance(Clock::time_point pause_at) {
     // Without loop links (row 0 would need the last row's phase A) the rows' phases
     // interleave: in one thread (run_rows_interleaved), or in chunks of rows shared by
     // the threads (run_rows_in_chunks); with loop links, two sweeps.
-    if (fabric_.topology().loop) {
+    DomainFlags domain;
+    if (exchange_) {
+      domain = run_rows_in_domain(t);
+    } else if (fabric_.topology().loop) {
       run_rows_in_sweeps(t, slow_links);
     } else if (serial()) {
       run_rows_interleaved(t, slow_links);
@@ -388,13 +386,33 @@ bool Simulator::advance(Clock::time_point pause_at) {
     result.moves += moves;
     ++result.cycles;
     ++cycle_;
+    int64_t queued_all = queued_;
+    if (exchange_) {  // what every domain decides from the whole wafer
+      domain.work = active_routers_ + sleepers_.count();
+      domain.progress = moves + progress + (sleepers_work ? 1 : 0);
+      domain.queued = queued_;
+      domain = exchange_->after_phase_b(t, domain);
+      if (domain.error_step != fabric::kNever) {
+        broken_ = true;
+        if (domain.error_domain != domain_index_) {
+          throw WaferError("the run stopped: domain " + std::to_string(domain.error_domain) +
+                           " failed at cycle " + std::to_string(t));
+        }
+        rethrow_first_error(rows_b_);
+      }
+      domain_work_ = domain.work;
+      progress = domain.progress;
+      moves = 0;
+      sleepers_work = false;
+      queued_all = domain.queued;
+    }
     if (moves + progress > 0 || sleepers_work) {
       idle_for_ = 0;
     } else if (++idle_for_ >= watchdog_) {
       close_run();  // the report reads the routers
       throw DeadlockError("deadlock: nothing moved for " + std::to_string(idle_for_) +
                               " cycles (watchdog) at cycle " + std::to_string(cycle_) +
-                              " with " + std::to_string(queued_) +
+                              " with " + std::to_string(queued_all) +
                               " wavelet(s) queued in routers [0306]",
                           deadlock_report(fabric_, cycle_));
     }
@@ -405,7 +423,9 @@ bool Simulator::advance(Clock::time_point pause_at) {
     }
   }
   wake_sleepers();
-  if (!result.quiescent && rows_a_.empty() && !in_flight) result.quiescent = true;
+  if (!result.quiescent && (exchange_ ? domain_work_ == 0 : rows_a_.empty() && !in_flight)) {
+    result.quiescent = true;
+  }
   return true;
 }
 

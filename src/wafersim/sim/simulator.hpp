@@ -15,6 +15,7 @@
 
 #include "wafersim/fabric/cycle_counters.hpp"
 #include "wafersim/fabric/fabric.hpp"
+#include "wafersim/sim/domain.hpp"
 #include "wafersim/sim/row_team.hpp"
 #include "wafersim/sim/sleepers.hpp"
 #include "wafersim/sim/thread_choice.hpp"
@@ -95,6 +96,13 @@ class Simulator {
   // Whether a previous run ended in an error that left the state mid-cycle.
   bool broken() const { return broken_; }
 
+  // A wafer split into domains of rows (domain.hpp): this simulator steps rows [lo, hi)
+  // only, and `exchange` joins it to the other domains every cycle. nullptr: the whole
+  // wafer (the default). Between runs.
+  void set_domain(int lo, int hi, int index, CutExchange* exchange);
+  int domain_lo() const { return domain_lo_; }
+  int domain_hi() const { return domain_hi_; }
+
   // Wakes every sleeping endpoint (Fabric::asleep_from), counting its cycles so far. A
   // run does so when it ends; a paused one leaves them asleep (waking hundreds of
   // thousands of CEs at every pause would cost more than the cycles between pauses), so
@@ -140,6 +148,13 @@ class Simulator {
   void run_rows_in_chunks(uint64_t t, bool slow_links, int threads);
   void run_chunk(int i, uint64_t t, bool slow_links);
   void phase_b_if_needed(int row, uint64_t t, bool slow_links);
+  // A domain's cycle: phase A on its rows, the exchange, phase B; the combined flags.
+  // One thread: the border rows' phase A first, then the inner rows interleaved while
+  // the exchange is under way (domain.cpp); several threads: two sweeps.
+  DomainFlags run_rows_in_domain(uint64_t t);
+  void run_domain_interleaved(uint64_t t);
+  void run_domain_in_sweeps(uint64_t t);
+  bool owns(int row) const { return row >= domain_lo_ && row < domain_hi_; }
   void rethrow_chunked_error();
   int thread_count() const;
   // True when this cycle's phases run in one thread (cycle_parallel_, decided by
@@ -179,7 +194,25 @@ class Simulator {
   uint64_t run_max_cycles_ = 0;
   uint64_t idle_for_ = 0;  // cycles without progress (the watchdog's count)
   RunResult run_;
+  int domain_lo_ = 0, domain_hi_ = 0;  // rows stepped here (hi 0: all)
+  CutExchange* exchange_ = nullptr;
+  int domain_index_ = 0;
+  uint64_t domain_work_ = 0;  // work left over all domains after the last exchange
   RowTeam team_;  // last member: its threads stop before the rest goes
 };
+
+// Runs f(row) for each of `rows`, in this thread or shared by the team (one phase).
+template <class F>
+void Simulator::for_rows(const std::vector<int>& rows, F&& f) {
+  const int n = static_cast<int>(rows.size());
+  const int nt = thread_count();
+  if (n <= 1 || serial()) {
+    for (int r : rows) f(r);
+    return;
+  }
+  ++parallel_phases_;
+  auto each = [&](int i) { f(rows[static_cast<size_t>(i)]); };
+  team_.run(nt, n, each);
+}
 
 }  // namespace wafersim::sim

@@ -1,0 +1,286 @@
+"""A wafer split into domains of rows, one per process (docs/scale.md).
+
+Every process builds the same wafer (the same script runs on every rank); each one steps
+only the rows of its domain. Every cycle the core calls the exchange three times
+(``wafersim._core.fabric.CutExchange``): after phase A of its border rows each domain
+starts handing its neighbours what those rows sent across a cut (the arrival posts and
+output registers of the links between the two rows), steps its inner rows, and takes the
+neighbours' before phase B of the border rows; after phase B one allgather hands over the
+stall bits of its border rows (what the neighbour's next phase A reads) and combines what
+the cycle loop decides from the whole wafer (work left, progress for the watchdog, queued
+wavelets, the first error). Links between rows take one cycle, so this is all that crosses
+a cut: the simulation is exact, cycle for cycle.
+
+The transport is a *link* with these methods, so that the same exchange runs over MPI
+(:mod:`wafersim.distributed`) or over threads in one process (the tests):
+
+* ``start_swap(pairs)``, then ``finish_swap(pairs)``: for each ``(domain, send, recv)``,
+  send the array ``send`` to that domain and receive its array into ``recv`` (all pairs
+  at once, no ordering); between the two calls the domain steps its inner rows, and
+  ``recv`` is ready only after ``finish_swap`` (the same ``pairs`` every cycle);
+* ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
+* ``allgather_obj(obj)``: every domain's ``obj`` (picklable), as a list in domain order.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+import numpy as np
+
+from ._extension import core
+from .errors import ConfigError
+
+_NEVER = 2**64 - 1  # fabric::kNever: no error
+
+
+def split_rows(rows: int, parts: int) -> list[tuple[int, int]]:
+    """Rows [lo, hi) of each of ``parts`` domains: contiguous blocks, the first
+    ``rows % parts`` one row larger. ConfigError when there are more parts than rows."""
+    if parts < 1 or parts > rows:
+        raise ConfigError(f"a wafer of {rows} rows splits into 1..{rows} domains of rows "
+                          f"(one per process), got {parts} processes")
+    base, extra = divmod(rows, parts)
+    out, lo = [], 0
+    for i in range(parts):
+        hi = lo + base + (1 if i < extra else 0)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+class RowExchange(core.fabric.CutExchange):
+    """The per-cycle exchange of domain ``index`` of ``domains`` over ``link``."""
+
+    def __init__(self, wafer_core, cols: int, domains: list[tuple[int, int]], index: int, link):
+        super().__init__()
+        self._w = wafer_core
+        self.index = index
+        self.lo, self.hi = domains[index]
+        self._link = link
+        rows = domains[-1][1]
+        n = int(wafer_core.cut_sends_bytes)
+        # (neighbour domain, my border row, its border row)
+        self._cuts = []
+        if self.lo > 0:
+            self._cuts.append((index - 1, self.lo, self.lo - 1))
+        if self.hi < rows:
+            self._cuts.append((index + 1, self.hi - 1, self.hi))
+        self._send = [np.zeros(n, np.uint8) for _ in self._cuts]
+        self._recv = [np.zeros(n, np.uint8) for _ in self._cuts]
+        self.failed_domain = -1  # set when a cycle ends in an error somewhere
+        self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
+        # After phase B one allgather carries everything: four numbers for the cycle loop,
+        # then the stall bits of this domain's first and last rows (its neighbours'
+        # next phase A reads them).
+        self._cols = cols
+        self._mine = np.zeros(4 + 2 * cols, np.uint64)
+        self._first_row = self._mine[4:4 + cols]
+        self._last_row = self._mine[4 + cols:]
+        self._flags = core.fabric.DomainFlags()
+        self._pairs = [(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)]
+
+    def send_cuts(self, cycle: int) -> None:
+        t0 = time.perf_counter()
+        w = self._w
+        for (_, mine, theirs), buf in zip(self._cuts, self._send):
+            w.export_cut_sends(mine, theirs, cycle, buf)
+        self._link.start_swap(self._pairs)
+        self.seconds += time.perf_counter() - t0
+
+    def receive_cuts(self, cycle: int) -> None:
+        t0 = time.perf_counter()
+        w = self._w
+        self._link.finish_swap(self._pairs)
+        for (_, mine, theirs), buf in zip(self._cuts, self._recv):
+            w.import_cut_sends(theirs, mine, cycle, buf)
+        self.seconds += time.perf_counter() - t0
+
+    def after_phase_b(self, cycle: int, local):
+        t0 = time.perf_counter()
+        w, mine, cols = self._w, self._mine, self._cols
+        mine[0], mine[1], mine[3] = local.work, local.progress, local.error_step
+        mine[2] = local.queued % 2**64
+        w.export_row_stalls(self.lo, self._first_row)
+        w.export_row_stalls(self.hi - 1, self._last_row)
+        every = self._link.allgather(mine)
+        if self.lo > 0:  # the last row of the domain above
+            w.import_row_stalls(self.lo - 1, every[self.index - 1, 4 + cols:])
+        if self.index + 1 < len(every):  # the first row of the domain below
+            w.import_row_stalls(self.hi, every[self.index + 1, 4:4 + cols])
+        work, progress, queued, step = every[:, :4].T.tolist()
+        out = self._flags
+        out.work = sum(work) % 2**64
+        out.progress = sum(progress) % 2**64
+        q = sum(queued) % 2**64
+        out.queued = q - 2**64 if q >= 2**63 else q
+        first = min(range(len(step)), key=step.__getitem__)
+        out.error_step = step[first]
+        out.error_domain = first if step[first] != _NEVER else -1
+        if step[first] != _NEVER:
+            self.failed_domain = first
+        self.seconds += time.perf_counter() - t0
+        return out
+
+
+def attach(wafer_core, cols: int, domains: list[tuple[int, int]], index: int,
+           link) -> RowExchange:
+    """Makes a wafer's core (``wafersim._core.fabric.Wafer``) step only the rows of domain
+    ``index``, exchanging with the others over ``link`` every cycle."""
+    ex = RowExchange(wafer_core, cols, domains, index, link)
+    lo, hi = domains[index]
+    wafer_core.set_domain(lo, hi, index, ex)
+    return ex
+
+
+# --- which wafers are split: a link per process (MPI) or per thread (tests) ----------------
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def split_over(link, index: int, parts: int):
+    """Every :class:`wafersim.Wafer` built in this thread inside the ``with`` is domain
+    ``index`` of ``parts``, joined to the others over ``link``. (Under ``mpiexec``
+    :mod:`wafersim.distributed` does this for the whole process.)"""
+    old = getattr(_local, "split", None)
+    _local.split = (link, index, parts)
+    try:
+        yield
+    finally:
+        _local.split = old
+
+
+def _current():
+    split = getattr(_local, "split", None)
+    if split is not None:
+        return split
+    from . import distributed  # noqa: PLC0415 (imports mpi4py only under mpiexec)
+    return distributed.world_split()
+
+
+class Domain:
+    """What a split wafer keeps of its split: the link, its rows, and how results merge."""
+
+    def __init__(self, wafer, wafer_core, link, index: int, parts: int):
+        self.link, self.index, self.parts = link, index, parts
+        shape = (wafer.rows, wafer.cols, wafer.topology_name, wafer.mode)
+        every = link.allgather_obj(shape)
+        if any(s != shape for s in every):
+            lines = "; ".join(f"process {i}: {s[0]} x {s[1]} {s[2]!r} {s[3]!r}"
+                              for i, s in enumerate(every))
+            raise ConfigError("the processes built different wafers (the same script must run "
+                              f"on every process): {lines}")
+        self.domains = split_rows(wafer.rows, parts)
+        self.lo, self.hi = self.domains[index]
+        self.cols = wafer.cols
+        self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link)
+
+    def owns(self, row: int) -> bool:
+        return self.lo <= row < self.hi
+
+    def owner(self, row: int) -> int:
+        """The domain (process) whose rows hold ``row``."""
+        return next(i for i, (lo, hi) in enumerate(self.domains) if lo <= row < hi)
+
+    def mine(self, ids) -> np.ndarray:
+        """Which of the router ids ``ids`` lie in this domain's rows (a boolean mask): the
+        PEs whose compute elements, memory and host streams this process holds."""
+        rows = np.asarray(ids, np.int64) // self.cols
+        return (rows >= self.lo) & (rows < self.hi)
+
+    def merge_rows(self, raw: dict) -> dict:
+        """Per-wavelet arrays (a dict of equal-length arrays) of every process, joined in
+        process order: ascending rows, so router order when each is."""
+        every = self.link.allgather_obj(raw)
+        return {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
+
+    def gather_rows(self, mine: np.ndarray, values: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Fills ``out[k]`` for every k that some process holds (``mine`` is its mask over
+        ``out``'s first axis, ``values`` its ``out[mine]``), on every process."""
+        for mask, vals in self.link.allgather_obj((mine, values)):
+            out[mask] = vals
+        return out
+
+    def run(self, step):
+        """Calls ``step()`` (the core's run) on every process; returns its result merged
+        over all domains, or raises on every process the error of the domain that met the
+        first failing step (the one a single process would raise)."""
+        self.exchange.failed_domain = -1
+        try:
+            r, err = step(), None
+        except Exception as e:  # noqa: BLE001 (re-raised below, on every process)
+            r, err = None, e
+        failed = self.exchange.failed_domain
+        if failed >= 0:
+            mine = _portable(err) if self.index == failed else None
+            theirs = self.link.allgather_obj(mine)[failed]
+            if self.index == failed:
+                raise err
+            raise _rebuild(theirs)
+        if err is not None:
+            raise err  # raised alike everywhere (the watchdog, an exchange's own failure)
+        keys = ("moves", "injected", "delivered", "router_cycles", "parallel_phases",
+                "slept_cycles", "latency", "queue_delay", "hop_hist")
+        every = self.link.allgather_obj({k: r[k] for k in keys})
+        out = dict(r)
+        for k in ("moves", "injected", "delivered", "router_cycles", "parallel_phases",
+                  "slept_cycles"):
+            out[k] = sum(int(p[k]) for p in every)
+        for k in ("latency", "queue_delay"):
+            merged = type(r[k])()
+            for p in every:
+                merged.merge(p[k])
+            out[k] = merged
+        hops = [np.asarray(p["hop_hist"], np.uint64) for p in every]
+        total = np.zeros(max(len(h) for h in hops), np.uint64)
+        for h in hops:
+            total[:len(h)] += h
+        out["hop_hist"] = total
+        return out
+
+    def merge_collected(self, raw: dict) -> dict:
+        """Host-port arrivals of every domain, in the order one process gives them (by
+        arrival cycle, then by port: domains hold ascending rows)."""
+        every = self.link.allgather_obj(raw)
+        out = {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
+        order = np.argsort(out["arrived"], kind="stable")
+        return {k: v[order] for k, v in out.items()}
+
+    def merge_by_pe(self, by_pe: dict, cols: int) -> dict:
+        """Per-PE values of the PEs in each domain's rows, from every domain."""
+        mine = {pe: v for pe, v in by_pe.items() if self.owns(pe[0])}
+        out = {}
+        for part in self.link.allgather_obj(mine):
+            out.update(part)
+        return dict(sorted(out.items()))
+
+
+def _portable(err):
+    message = err.args[0] if err.args else str(err)
+    return (type(err), message, getattr(err, "report", None))
+
+
+def _rebuild(state):
+    cls, message, report = state
+    try:
+        e = cls(message)
+    except Exception:  # noqa: BLE001 (a class with another signature)
+        from .errors import WaferError  # noqa: PLC0415
+        e = WaferError(message)
+    if report is not None:
+        try:
+            e.report = report
+        except AttributeError:
+            pass
+    return e
+
+
+def join(wafer, wafer_core) -> Domain | None:
+    """The domain of a new wafer when this process (or thread) is one of several; None
+    when it runs alone."""
+    split = _current()
+    if split is None or split[2] == 1:
+        return None
+    link, index, parts = split
+    return Domain(wafer, wafer_core, link, index, parts)

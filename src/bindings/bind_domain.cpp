@@ -1,0 +1,104 @@
+// A wafer split into domains of rows (sim/domain.hpp, docs/scale.md): the exchange is
+// written in Python (wafersim.distributed, through mpi4py) and called by the cycle loop.
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "wafersim/errors.hpp"
+#include "wafersim/sim/domain.hpp"
+#include "wafersim/sim/wafer.hpp"
+
+namespace wafersim::bindings {
+
+using sim::CutExchange;
+using sim::DomainFlags;
+using sim::Wafer;
+
+namespace {
+
+class PyCutExchange : public CutExchange {
+ public:
+  void send_cuts(uint64_t cycle) override {
+    PYBIND11_OVERRIDE_PURE(void, CutExchange, send_cuts, cycle);
+  }
+  void receive_cuts(uint64_t cycle) override {
+    PYBIND11_OVERRIDE_PURE(void, CutExchange, receive_cuts, cycle);
+  }
+  DomainFlags after_phase_b(uint64_t cycle, const DomainFlags& local) override {
+    PYBIND11_OVERRIDE_PURE(DomainFlags, CutExchange, after_phase_b, cycle, local);
+  }
+};
+
+template <typename T>
+void check_size(const CArray<T>& a, size_t n, const char* what) {
+  if (static_cast<size_t>(a.size()) != n) {
+    throw ConfigError(std::string(what) + " must hold " + std::to_string(n) + " elements, got " +
+                      std::to_string(a.size()));
+  }
+}
+
+}  // namespace
+
+void bind_domain(py::module_& m) {
+  py::module_ fabric = m.attr("fabric");
+  py::class_<DomainFlags>(fabric, "DomainFlags")
+      .def(py::init<>())
+      .def_readwrite("work", &DomainFlags::work)
+      .def_readwrite("progress", &DomainFlags::progress)
+      .def_readwrite("queued", &DomainFlags::queued)
+      .def_readwrite("error_step", &DomainFlags::error_step)
+      .def_readwrite("error_domain", &DomainFlags::error_domain);
+  py::class_<CutExchange, PyCutExchange>(fabric, "CutExchange")
+      .def(py::init<>())
+      .def("send_cuts", &CutExchange::send_cuts, py::arg("cycle"))
+      .def("receive_cuts", &CutExchange::receive_cuts, py::arg("cycle"))
+      .def("after_phase_b", &CutExchange::after_phase_b, py::arg("cycle"), py::arg("local"));
+
+  auto cls = py::reinterpret_borrow<py::class_<Wafer>>(fabric.attr("Wafer"));
+  cls.def(
+         "set_domain",
+         [](Wafer& w, int lo, int hi, int index, CutExchange* exchange) {
+           w.simulator().set_domain(lo, hi, index, exchange);
+         },
+         py::arg("lo"), py::arg("hi"), py::arg("index"), py::arg("exchange").none(true),
+         py::keep_alive<1, 5>())
+      .def_property_readonly("domain",
+                             [](Wafer& w) {
+                               return py::make_tuple(w.simulator().domain_lo(),
+                                                     w.simulator().domain_hi());
+                             })
+      .def_property_readonly("cut_sends_bytes",
+                             [](const Wafer& w) { return w.fabric().cut_sends_bytes(); })
+      .def(
+          "export_cut_sends",
+          [](Wafer& w, int from_row, int to_row, uint64_t cycle, CArray<uint8_t>& out) {
+            check_size(out, w.fabric().cut_sends_bytes(), "out");
+            w.fabric().export_cut_sends(from_row, to_row, cycle, out.mutable_data());
+          },
+          py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("out").noconvert())
+      .def(
+          "import_cut_sends",
+          [](Wafer& w, int from_row, int to_row, uint64_t cycle, const CArray<uint8_t>& in) {
+            check_size(in, w.fabric().cut_sends_bytes(), "in");
+            w.fabric().import_cut_sends(from_row, to_row, cycle, in.data());
+          },
+          py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("in").noconvert())
+      .def(
+          "export_row_stalls",
+          [](const Wafer& w, int row, CArray<uint64_t>& out) {
+            check_size(out, static_cast<size_t>(w.fabric().cols()), "out");
+            w.fabric().export_row_stalls(row, out.mutable_data());
+          },
+          py::arg("row"), py::arg("out").noconvert())
+      .def(
+          "import_row_stalls",
+          [](Wafer& w, int row, const CArray<uint64_t>& in) {
+            check_size(in, static_cast<size_t>(w.fabric().cols()), "in");
+            w.fabric().import_row_stalls(row, in.data());
+          },
+          py::arg("row"), py::arg("in").noconvert());
+}
+
+}  // namespace wafersim::bindings

@@ -1,0 +1,54 @@
+"""One wafer over several MPI processes (docs/scale.md): the same script under
+``mpiexec -n 2`` and ``-n 3`` (over the loopback) prints exactly what one process prints;
+a deadlock is raised alike on every rank; a failure on one rank ends them all (no hang)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="the mpi extra (mpi4py, mpich) is not installed")
+_BIN = Path(sys.executable).parent
+MPIEXEC = shutil.which("mpiexec", path=str(_BIN)) or shutil.which("mpiexec")
+if MPIEXEC is None:
+    pytest.skip("no mpiexec (the mpich wheel of the mpi extra puts one beside python)",
+                allow_module_level=True)
+SCRIPTS = Path(__file__).parent / "mpi_scripts"
+
+
+def _run(n, script, *args, timeout=180):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, str(SCRIPTS / script), *args]
+    if n > 1:
+        cmd = [MPIEXEC, "-n", str(n)] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_the_same_script_under_mpiexec_prints_what_one_process_prints(n):
+    one = _run(1, "split_wafer.py", "deadlock")
+    assert one.returncode == 0, one.stderr
+    many = _run(n, "split_wafer.py", "deadlock")
+    assert many.returncode == 0, many.stderr
+    a, b = json.loads(one.stdout), json.loads(many.stdout)
+    assert (a.pop("size"), b.pop("size")) == (1, n)
+    assert a == b
+    assert "deadlock" in a  # raised alike on every rank, with one process's message
+
+
+def test_a_failure_on_one_rank_ends_every_rank():
+    r = _run(2, "fail_on_one.py", timeout=120)  # a hang would raise TimeoutExpired
+    assert r.returncode != 0
+    assert "rank 1 fails on purpose" in r.stderr
+
+
+def test_more_ranks_than_rows_is_a_clear_error_on_every_rank():
+    code = "import wafersim as ws; ws.Wafer(2, 3)"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run([MPIEXEC, "-n", "3", sys.executable, "-c", code], capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert r.returncode != 0
+    assert "2 rows splits into 1..2 domains" in r.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import runtime_words as W
 from .. import task_ids as T
+from . import cpgd
 from .idioms import column, fab_in, stage_dsds
 from .spec import PeSpec
 
@@ -93,6 +94,7 @@ def _words(s: PeSpec) -> list[str]:
                                 W.V_FPC, W.V_SEED)]
     L += [W.declare(W.C_I0, init=s.i0), W.declare(W.C_ROWB, init=s.row_bytes),
           W.declare(W.C_O0, init=s.o0), W.declare(W.C_OEND, init=s.o0 + s.nout)]
+    L += cpgd.words(s)
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))
         L += [W.declare(w) for w in (W.V_JCNT, W.V_TXP, W.V_TXPC, W.V_TXS, W.V_DXP, W.V_DXPC,
@@ -149,7 +151,7 @@ def data_section(s: PeSpec) -> list[str]:
             f"[{s.i0}, {s.i0 + s.nin}), outputs [{s.o0}, {s.o0 + s.nout}), {s.dtype}, "
             f"{s.slots} slot(s)" + ("; finalizer of its column" if s.final else ""))
     numbers, exports = _numbers(s)
-    extra_data, extra_exports = [], []
+    extra_data, extra_exports = cpgd.buffers(s)
     for part in s.lowerings():
         d, e = part.data(s)
         extra_data += d
@@ -157,5 +159,6 @@ def data_section(s: PeSpec) -> list[str]:
     # the threshold's descriptor after the u16 words (DSR loads reach 1024 bytes, ld16 /
     # st16 only 512), so that it does not push them out of reach
     athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
-    return ([head, ".data"] + _descriptors(s) + _words(s) + athr + numbers + extra_data
+    return ([head, ".data"] + _descriptors(s) + _words(s) + athr + cpgd.descriptors(s)
+            + numbers + extra_data
             + [".export " + ", ".join(exports + extra_exports)])

@@ -29,11 +29,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .training import DeviceOrderMLP, _groups
+from .training import DeviceOrderMLP
 
 __all__ = ["time_step_schedule", "CpgdReference", "replay_order_log"]
 
 _f32 = np.float32
+
+
+def _groups(n: int, k: int) -> list[tuple[int, int]]:
+    """(first, count) of each of k consecutive groups of n (numpy.array_split's sizes)."""
+    return [(int(p[0]), len(p)) for p in np.array_split(np.arange(n), k)]
 
 
 def time_step_schedule(n: int, layers: int, window: int) -> dict:
@@ -89,7 +94,7 @@ class CpgdReference:
             Wc, bc = m.W[l], m.b[l]
             m.W[l], m.b[l] = forward_weights(self, l, acts[l])
             try:
-                acts.append(m._layer_forward(l, acts[l]))
+                acts.append(m.layer_forward(l, acts[l]))
             finally:
                 m.W[l], m.b[l] = Wc, bc
         deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)

@@ -135,8 +135,9 @@ class Trainer:
             clear_cpgd_words(plan)
 
     def __repr__(self) -> str:
+        window = f", window={self.window}" if self.window is not None else ""
         return (f"Trainer({self.plan!r}, algo={self.algo!r}, lr={self.lr}, "
-                f"batch_size={self.batch_size}, numerics={self.numerics!r})")
+                f"batch_size={self.batch_size}{window}, numerics={self.numerics!r})")
 
     # ---- configuration of the PE programs' runtime words (runtime_words.py) ----------
     def _configure_numerics(self) -> None:

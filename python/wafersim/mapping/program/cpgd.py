@@ -126,7 +126,7 @@ def _forward_closed_body(s: PeSpec) -> list[str]:
          "        add16 r4, r4, r4",
          "        ld16 r0, v_upd",
          "        lddwds  D[11], d_fverw",
-         "        mov16 D[11], r0                ; the weights this forward pass read [0648]"]
+         "        mov16 D[11], r0                ; updates done when this forward pass closed [0648]"]
     if s.order_log and s.final and s.bias:
         L += _log("v_bcnt", "v_bupd", "d_blogw", s.order_log, "cpbl0")
     return L + ["        jmp cpfcr"]

@@ -9,6 +9,7 @@ data bytes of a PE, the mean staleness per layer (CPGD) and the wall time.
 
     python examples/train_cpgd.py                    # both networks, up to 8 epochs
     python examples/train_cpgd.py --epochs 3 --nets 64-32-10
+    python examples/train_cpgd.py --epochs 1 --nets 64-16-10 --samples 200   # quick
     python examples/train_cpgd.py --plot cpgd.png    # accuracy against emulated cycles,
                                                      # and the pipeline of the first samples
 """
@@ -80,8 +81,12 @@ def main(argv=None) -> int:
     ap.add_argument("--nets", default="64-32-10,64-64-64-10")
     ap.add_argument("--algos", default="sgd,minibatch,cpgd")
     ap.add_argument("--plot", default=None, help="save a figure to this file")
+    ap.add_argument("--samples", type=int, default=None,
+                    help="train on the first N training samples only (quick runs)")
     args = ap.parse_args(argv)
     data = digits()
+    if args.samples:
+        data = (data[0][:args.samples], data[1][:args.samples]) + tuple(data[2:])
     nets = [tuple(int(v) for v in n.split("-")) for n in args.nets.split(",")]
     results = {}
     for sizes in nets:

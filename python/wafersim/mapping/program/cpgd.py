@@ -95,8 +95,8 @@ def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
 
 
 def _log(counter: str, value: str, dsd: str, limit: int, skip: str) -> list[str]:
-    """log[counter] = value while counter < limit; counter += 1 (it counts every
-    entry, so a log that filled shows). Uses r0, r4, r5."""
+    """log[counter] = value while counter < limit; counter += 1 (it counts every entry,
+    so a log that filled shows). Uses r0 and r4 only."""
     return [f"        ld16 r4, {counter}",
             f"        li r0, {limit}",
             "        lt16 r4, r0",
@@ -105,7 +105,10 @@ def _log(counter: str, value: str, dsd: str, limit: int, skip: str) -> list[str]
             f"        ld16 r0, {value}",
             f"        lddwds  D[11], {dsd}",
             "        mov16 D[11], r0",
-            f"{skip}:"] + bump(counter, 1)
+            f"{skip}:",
+            f"        ld16 r0, {counter}",
+            "        addi r0, 1",
+            f"        st16 r0, {counter}"]
 
 
 def act_counted(s: PeSpec) -> list[str]:
@@ -139,24 +142,8 @@ def delta_logged(s: PeSpec) -> list[str]:
 
 def _delta_logged_body(s: PeSpec) -> list[str]:
     return (["cpdl:   mov16 r5, r4"]
-            + _log_keep_r5("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpdl0")
+            + _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpdl0")
             + ["        mov16 r4, r5", "        jmp cpdlr"])
-
-
-def _log_keep_r5(counter: str, value: str, dsd: str, limit: int, skip: str) -> list[str]:
-    """As _log, with r5 left alone (uses r0 and r4)."""
-    return [f"        ld16 r4, {counter}",
-            f"        li r0, {limit}",
-            "        lt16 r4, r0",
-            f"        bf {skip}",
-            "        add16 r4, r4, r4",
-            f"        ld16 r0, {value}",
-            f"        lddwds  D[11], {dsd}",
-            "        mov16 D[11], r0",
-            f"{skip}:",
-            f"        ld16 r0, {counter}",
-            "        addi r0, 1",
-            f"        st16 r0, {counter}"]
 
 
 def own_logged(s: PeSpec, variant: str) -> list[str]:

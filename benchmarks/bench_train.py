@@ -24,8 +24,15 @@ Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 
    (softmax head), by plain SGD, SGD with momentum 0.9 and Adam, one sample at a time and as
    mini-batches of 8: emulated cycles per sample, wall seconds per 1,000 samples, and both as
    ratios to MSELoss with plain SGD of the same algorithm. Only this part runs with --kinds.
+6. With --cpgd: continuous propagation (``algo="cpgd"``, FIG. 27C) on the digits network
+   and on the deeper 64-64-64-10, SGD lr 0.1 against CPGD with windows 1, 2, 4 and 2L (L
+   layers): emulated cycles per sample overall and in the steady state of the stream, the
+   slowest stage's time (the busiest PE's busy cycles per sample, all passes: a pipeline
+   cannot go faster), their ratio (aim: within 1.3 x), the slowest stage's utilization
+   (its busy cycles / the steady cycles per sample) and the per-layer mean staleness.
+   Only this part runs with --cpgd.
 
-6. With --rcp: reverse checkpoint on the deeper 64-64-64-10 network (ReLU; slots 2 and
+7. With --rcp: reverse checkpoint on the deeper 64-64-64-10 network (ReLU; slots 2 and
    8, the default): per policy (checkpoint=2, 3, 4), the activation bytes per PE with and without (the
    mapping's layout; mean, peak) and the cycles per sample it would add (estimated from a
    measured SGD run: the forward latency of the recomputed layers, one sample in flight;
@@ -37,6 +44,7 @@ Run: python benchmarks/bench_train.py [--samples 400 | --full] [--blocks 4x4,4x2
      python benchmarks/bench_train.py --flat [--flat-samples 10000] [--flat-queues 100,1000,10000]
      python benchmarks/bench_train.py --kinds [--samples 400]
      python benchmarks/bench_train.py --rcp [--samples 400] [--rcp-slots 2,8]
+     python benchmarks/bench_train.py --cpgd [--samples 400]
 Wall times are the best of --repeat runs (the machine may be shared: numbers are noisy).
 Emulated cycles do not depend on the machine.
 """
@@ -299,6 +307,41 @@ def rcp(args, data) -> None:
                   f"{cyc:6.2f}  {'holds' if ok else 'misses'}")
     print(f"  aim: mean activation bytes per PE <= {AIM_RCP_MEMORY} x, cycles <= "
           f"{AIM_RCP_CYCLES} x (cycles estimated: the wafer's recompute pass is not compiled)")
+AIM_CPGD = 1.3           # CPGD steady cycles per sample / slowest stage's busy cycles
+
+
+def cpgd(args, data) -> None:
+    """SGD against CPGD windows: steady cycles per sample against the slowest stage."""
+    Xtr, ytr, _, _ = data
+    n = min(args.samples, len(Xtr))
+    order = np.random.default_rng(args.seed).permutation(len(Xtr))[:n]
+    X, y = Xtr[order], ytr[order]
+    for sizes in ((64, 32, 10), (64, 64, 64, 10)):
+        L = len(sizes) - 1
+        print(f"\n== CPGD: {'-'.join(map(str, sizes))} (ReLU, MSE), fp32, lr 0.1, {n} samples; "
+              f"slots {2 * L}")
+        print(f"  {'run':12s} {'cycles/sample':>13s} {'steady':>8s} {'slowest stage':>13s} "
+              f"{'ratio':>6s} {'utilization':>11s}  mean staleness per layer")
+        runs = [("sgd", None)] + [("cpgd", w) for w in sorted({1, 2, 4, 2 * L})]
+        for algo, window in runs:
+            ws.nn.manual_seed(0)
+            layers = []
+            for a, b in zip(sizes[:-1], sizes[1:]):
+                layers += [ws.nn.Linear(a, b), ws.nn.ReLU()]
+            plan = ws.map(ws.nn.Sequential(*layers[:-1]), blocks=args.blocks,
+                          cpgd=algo == "cpgd", slots=2 * L)
+            if args.threads is not None:
+                plan.wafer.threads = args.threads
+            tr = ws.Trainer(plan, algo=algo, lr=0.1, window=window, progress=False)
+            tr.fit(X, y, epochs=1, shuffle=False)
+            st = tr.stats()
+            steady = st.steady_interval()
+            slowest = st.busy().max() / n
+            stale = " ".join(f"{s['mean']:.2f}" for s in st.staleness())
+            name = algo if window is None else f"cpgd w={window}"
+            print(f"  {name:12s} {st.cycles_per_sample:13.0f} {steady:8.0f} {slowest:13.0f} "
+                  f"{steady / slowest:5.2f}x {slowest / steady:10.0%}   {stale}")
+    print(f"aim: CPGD steady cycles per sample within {AIM_CPGD} x the slowest stage's time")
 
 
 def main() -> None:
@@ -325,6 +368,8 @@ def main() -> None:
     ap.add_argument("--flat-samples", type=int, default=10_000, help="samples of --flat")
     ap.add_argument("--flat-queues", type=lambda t: [int(v) for v in t.split(",")],
                     default=[100, 1000, 10_000], help="samples per fit call in --flat")
+    ap.add_argument("--cpgd", action="store_true",
+                    help="only SGD against CPGD windows (steady cycles / slowest stage)")
     args = ap.parse_args()
 
     data = digits()
@@ -340,6 +385,9 @@ def main() -> None:
         return
     if args.rcp:
         rcp(args, data)
+        return
+    if args.cpgd:
+        cpgd(args, data)
         return
     for cfg in CONFIGS:
         bench_config(cfg, args, data)

@@ -23,6 +23,7 @@ QUICK_ARGS = {
     "tensor_dense_layer_on_pe.py": ["--batch", "2", "--inputs", "16", "--outputs", "8"],
     "noc_diagonal_channels.py": ["--size", "5", "--window", "150"],
     "train_digits.py": ["--samples", "200", "--epochs", "1", "--no-progress"],
+    "train_cpgd.py": ["--samples", "150", "--epochs", "1", "--nets", "64-16-10"],
     "balance_residual.py": ["--train", "100", "--test", "60"],
 }
 

@@ -13,6 +13,7 @@ from . import task_ids as T
 from .activation_threshold import check_activation_threshold
 from .block_shapes import choose_blocks, pe_data_bytes
 from .checkpoint import check_checkpoint, check_checkpoint_fits
+from .cpgd_options import check_cpgd, cpgd_bytes
 from .colors import allocate_colors, mapping_roles
 from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
@@ -34,6 +35,14 @@ def _extra_bytes(dense, esize: int, slots: int, loss, optimizer):
     return extra
 
 
+def _with_cpgd(extra, cpgd: bool, slots: int, order_log: int):
+    """``extra`` plus the bytes of CPGD's bookkeeping (cpgd_options.cpgd_bytes)."""
+    if not cpgd:
+        return extra
+    return lambda i, nin, nout, final: (extra(i, nin, nout, final)
+                                        + cpgd_bytes(slots, order_log, final))
+
+
 def _origin(origin) -> tuple[int, int]:
     try:
         r, c = origin
@@ -48,7 +57,7 @@ def _origin(origin) -> tuple[int, int]:
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
               optimizer=None, activation_threshold=None, checkpoint=None,
-              smear=None) -> Plan:
+              smear=None, cpgd: bool = False, order_log: int = 0) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -82,6 +91,11 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       portions) or a list of fractions summing to 1 ([0.5, 0.25, 0.25]: unequal). The
       layer gets len(portions) rows and the layer before it as many columns, with output
       groups of the same sizes (mapping/smear.py; docs/training.md, "Neuron smearing").
+    * ``cpgd``: compile the bookkeeping of continuous propagation (FIG. 27C; train with
+      ``ws.Trainer(plan, algo="cpgd", window=...)``, window <= slots): per PE, how many
+      updates each sample's forward pass was behind its own update (``stats().staleness()``).
+      Needs plain SGD. ``order_log``: entries per PE of a log of the order of forward reads
+      and updates (0: none), for a reference to replay the run bit for bit.
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -130,6 +144,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for i, d in enumerate(dense):
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
+    cpgd, order_log = check_cpgd(cpgd, order_log, dense, optimizer_for(optimizer))
     if slots is None:
         slots = min(2 * len(dense), 64)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
@@ -145,7 +160,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         shapes = choose_blocks(dense, esize, int(slots), data_bytes,
                                max_rows=(wafer.rows - r0) if wafer is not None else None,
                                skip_depth=deepest,
-                               extra=_extra_bytes(dense, esize, int(slots), loss, optimizer),
+                               extra=_with_cpgd(_extra_bytes(dense, esize, int(slots), loss,
+                                                             optimizer), cpgd, int(slots), order_log),
                                smear=smear_sizes)
     else:
         shapes = check_shapes(dense, blocks)
@@ -197,7 +213,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
-                loss=loss, optimizer=optimizer, activation_thresholds=thresholds)
+                loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
+                cpgd=cpgd, order_log=order_log)
     plan.source_model = source
     plan.load()
     return plan

@@ -40,7 +40,8 @@ class Plan:
 
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
-                 loss=None, optimizer=None, activation_thresholds=None):
+                 loss=None, optimizer=None, activation_thresholds=None, cpgd: bool = False,
+                 order_log: int = 0):
         self.model = model
         #: the torch model ``model`` was converted from (its parameters follow training)
         self.source_model = None
@@ -58,6 +59,10 @@ class Plan:
         self.colors = colors
         self.dtype = dtype
         self.slots = slots
+        #: the programs carry CPGD's staleness counters (and an order log of ``order_log``
+        #: entries per PE); ``Trainer(algo="cpgd")`` needs them (program/cpgd.py)
+        self.cpgd = cpgd
+        self.order_log = order_log
         #: (first, join) layer indices of every block with a join (residual and two-branch)
         self.residuals = residual_blocks([b.dense for b in blocks])
         #: (first, split, join) of every two-branch block: f = first..split-1, g = split..join
@@ -184,10 +189,24 @@ class Plan:
                 self.programs[p] = prog
 
     def _too_big(self, b: LayerBlock, r: int, c: int, need: int, limit: int) -> ConfigError:
+        why = ""
+        if self.cpgd:
+            # CPGD's window (samples in flight) is bounded by the slots: say how many fit
+            from .cpgd_options import cpgd_bytes
+
+            s = self._spec(b, r, c)
+            esize = 4 if self.dtype == "fp32" else 2
+            extra = sum(p.extra_bytes(s.nin, s.nout, esize, 1, r == c) for p in s.lowerings())
+            fits = [k for k in range(1, self.slots + 1)
+                    if pe_data_bytes(s.nin, s.nout, esize, k, r == c, b.index == 0, 0, extra)
+                    + cpgd_bytes(k, self.order_log, r == c) <= limit]
+            why = (f" (cpgd=True with slots={self.slots}: CPGD's window of samples in flight "
+                   f"is at most the slots, and about {max(fits)} fit this layer)" if fits else
+                   f" (cpgd=True: not even one slot fits this layer)")
         return ConfigError(
             f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does not fit: PE ({r}, "
-            f"{c}) of its {b.rows} x {b.cols} block needs {need} data bytes, a PE has {limit}; "
-            f"use more PEs (blocks=), fewer slots or dtype='fp16'")
+            f"{c}) of its {b.rows} x {b.cols} block needs {need} data bytes, a PE has {limit}"
+            f"{why}; use more PEs (blocks=), fewer slots or dtype='fp16'")
 
     def pipeline_graph(self):
         """The stage-level pipeline graph of this mapping (``ws.balance``): a stage per

@@ -270,6 +270,12 @@ class DeviceOrderMLP:
         self.z[l] = z
         return _act(self.act[l], z)
 
+    def layer_forward(self, l: int, a_in: np.ndarray) -> np.ndarray:
+        """The forward pass of layer l alone with the weights ``self.W[l]``, ``self.b[l]``
+        hold now (z kept in ``self.z[l]``): its activations (CPGD's reference swaps in the
+        weights a forward pass read)."""
+        return self._layer_forward(l, a_in)
+
     def forward(self, x) -> list[np.ndarray]:
         """Activations per layer boundary: [input, layer 0 out, ..., output]. A join's
         activations before the skip is added are kept in ``self.pre[l]`` (its f' needs

@@ -29,7 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--momentum", type=float, default=0.0, help="SGD momentum (0 <= m < 1)")
     p.add_argument("--nesterov", action="store_true", help="Nesterov momentum")
     p.add_argument("--weight-decay", type=float, default=0.0)
-    p.add_argument("--algo", default="sgd", choices=("sgd", "minibatch"))
+    p.add_argument("--algo", default="sgd", choices=("sgd", "minibatch", "cpgd"))
+    p.add_argument("--window", type=int, default=None,
+                   help="CPGD: samples in flight per PE (default: 2 x layers)")
     p.add_argument("--batch-size", type=int, default=8, help="mini-batch size (minibatch)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (0.1 for SGD, 0.3 "
                    "for mini-batches)")
@@ -86,13 +88,15 @@ def train_digits(args) -> dict:
         Xtr, ytr = Xtr[:args.samples], ytr[:args.samples]
     model = build_model(args.model, args.activation, args.seed)
     dtype = "fp32" if args.numerics == "fp32" else "fp16"
-    lr = args.lr if args.lr is not None else (0.1 if args.algo == "sgd" else 0.3)
+    lr = args.lr if args.lr is not None else (0.3 if args.algo == "minibatch" else 0.1)
     loss = nn.CrossEntropyLoss() if args.loss == "cross-entropy" else nn.MSELoss()
     opt = optim.SGD(lr=lr, momentum=args.momentum, nesterov=args.nesterov,
                        weight_decay=args.weight_decay)
-    plan = map_model(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt)
-    tr = Trainer(plan, algo=args.algo,
-                    batch_size=None if args.algo == "sgd" else args.batch_size,
+    cpgd = args.algo == "cpgd"
+    plan = map_model(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt,
+                     **({"cpgd": True} if cpgd else {}))
+    tr = Trainer(plan, algo=args.algo, **({"window": args.window} if cpgd else {}),
+                    batch_size=args.batch_size if args.algo == "minibatch" else None,
                     numerics=args.numerics, seed=args.seed, progress=not args.no_progress)
     t0 = time.perf_counter()
     hist = tr.fit(Xtr, ytr, epochs=args.epochs, validation=(Xte, yte))

@@ -49,6 +49,7 @@ class TrainStats:
         self._busy: dict[tuple[int, int], np.ndarray] = {}     # per PE: busy per pass
         self._tasks: dict[tuple[int, int], dict] = {}
         self._pcs: dict[tuple[int, int], np.ndarray] = {}
+        self._staleness: dict[int, np.ndarray] = {}
 
     def add_run(self, st, training: bool = False) -> None:
         self.cycles += int(st.cycles)
@@ -68,6 +69,28 @@ class TrainStats:
             if prof is not None and pe in self.plan.specs:
                 acc = self._pcs.get(pe)
                 self._pcs[pe] = prof.astype(np.int64) if acc is None else acc + prof
+
+    def add_staleness(self, hist: dict[int, np.ndarray], cpgd: bool = True) -> None:
+        """Adds the staleness histograms read from the PEs after a CPGD epoch."""
+        if not cpgd:
+            return
+        for layer, h in hist.items():
+            old = self._staleness.get(layer)
+            self._staleness[layer] = h.copy() if old is None else old + h
+
+    def staleness(self) -> list[dict]:
+        """Per layer, over the CPGD epochs trained so far: ``histogram`` (k -> how many
+        updates of the layer's PEs were k updates behind the weights the sample's forward
+        pass read there, counted on the PEs [0648]; the last bin also holds larger values,
+        which a window <= slots never gives), ``updates``, ``mean`` and ``max``."""
+        out = []
+        for layer, h in sorted(self._staleness.items()):
+            n = int(h.sum())
+            k = np.arange(len(h))
+            out.append({"layer": layer, "histogram": h.copy(), "updates": n,
+                        "mean": float((h * k).sum() / n) if n else float("nan"),
+                        "max": int(k[h > 0].max()) if n else 0})
+        return out
 
     # ---- derived ---------------------------------------------------------------------------
     @property
@@ -280,6 +303,9 @@ class TrainStats:
             bd = self.bound()["cycles"]
             lines.append(f"analytic bound: {bd} cycles per sample; measured / bound = "
                          f"{self.cycles_per_sample / bd:.2f}")
+        for s in self.staleness():
+            lines.append(f"layer {s['layer']} CPGD staleness: mean {s['mean']:.2f}, max "
+                         f"{s['max']} updates behind ({s['updates']} updates)")
         mem = self.memory()
         lines.append(f"peak PE memory: {int(mem.max())} data bytes")
         return "\n".join(lines)

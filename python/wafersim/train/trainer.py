@@ -28,6 +28,8 @@ from ..mapping import runtime_words as W
 from ..mapping import task_ids as T
 from ..mapping.plan import DTYPES, Plan
 from ..nn.sequential import Sequential
+from .cpgd_stats import clear_cpgd_words, read_staleness
+from .cpgd_trainer import check_cpgd_trainer
 from .checks import (MAX_BATCH, as_bool, as_inputs, as_targets, as_validation, positive_int,
                      positive_number)
 from .run_stats import TrainStats
@@ -35,7 +37,7 @@ from .streams import completion_cycles, decode_outputs, input_streams, target_st
 
 __all__ = ["Trainer", "History"]
 
-ALGOS = ("sgd", "minibatch")
+ALGOS = ("sgd", "minibatch", "cpgd")
 NUMERICS = ("fp32", "fp16", "fp16-sr")
 #: FP control register: round to nearest even; stochastic rounding with 3 random bits
 #: [0672], [0681] (fields in docs/isa.md).
@@ -65,7 +67,11 @@ class Trainer:
     """Trains ``plan``'s network on its wafer, with the loss and the optimizer the plan
     was compiled with (``ws.map(model, loss=..., optimizer=...)``).
 
-    * ``algo``: "sgd" (an update after every sample) or "minibatch" (``batch_size``).
+    * ``algo``: "sgd" (an update after every sample), "minibatch" (``batch_size``) or
+      "cpgd" (continuous propagation, FIG. 27C: SGD's in-place updates with up to
+      ``window`` samples in flight per PE; a plan mapped with ``cpgd=True``).
+    * ``window``: CPGD's samples in flight per PE, 1..plan.slots (default: the plan's
+      slots, 2 x layers unless ``ws.map(slots=)`` says otherwise); 1 is SGD exactly.
     * ``lr``: the learning rate; None takes the plan's optimizer's.
     * ``numerics``: "fp32" (an fp32 plan), "fp16" or "fp16-sr" (an fp16 plan; stochastic
       rounding of every result [0661]-[0672]).
@@ -81,7 +87,8 @@ class Trainer:
 
     def __init__(self, plan: Plan, algo: str = "sgd", lr: float | None = None,
                  batch_size: int | None = None, loss=None, numerics: str | None = None,
-                 seed: int = 0, progress: bool = True, timeline: bool = False):
+                 seed: int = 0, progress: bool = True, timeline: bool = False,
+                 window: int | None = None, dp_weights: str = "current"):
         if not isinstance(plan, Plan):
             raise ConfigError(f"Trainer takes the Plan that ws.map returned, got {type(plan).__name__}")
         if not isinstance(algo, str) or algo not in ALGOS:
@@ -95,6 +102,7 @@ class Trainer:
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
+        self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
         if loss is not None and not _same_loss(loss, plan.loss):
             raise ConfigError(f"loss={loss!r}: the loss is compiled into the plan ({plan.loss!r}); "
                               "pass it to ws.map(model, loss=...) instead")
@@ -123,10 +131,13 @@ class Trainer:
             plan.wafer.ce_trace = True
         self._configure_numerics()
         self._clear_gradients(state=True)
+        if plan.cpgd:
+            clear_cpgd_words(plan)
 
     def __repr__(self) -> str:
+        window = f", window={self.window}" if self.window is not None else ""
         return (f"Trainer({self.plan!r}, algo={self.algo!r}, lr={self.lr}, "
-                f"batch_size={self.batch_size}, numerics={self.numerics!r})")
+                f"batch_size={self.batch_size}{window}, numerics={self.numerics!r})")
 
     # ---- configuration of the PE programs' runtime words (runtime_words.py) ----------
     def _configure_numerics(self) -> None:
@@ -244,6 +255,8 @@ class Trainer:
         if self.algo == "minibatch":
             B = self.batch_size
             return True, min(B, self.plan.slots), B, n % B or B, True
+        if self.algo == "cpgd":      # in place, window samples in flight [0625]
+            return False, self.window, 1, 1, False
         if self._opt.in_place:
             return False, 1, 1, 1, False
         return True, 1, 1, 1, True
@@ -267,6 +280,8 @@ class Trainer:
             for _, value, what in self._update_words(B, lst):
                 self.plan.representable(what, value)
         self._clear_gradients()
+        if self.plan.cpgd:
+            clear_cpgd_words(self.plan)
         self._words(train=True, accumulate=acc, k=k, batch=B, last=last)
         hist = History()
         bar_cls = _tqdm() if self.progress else None
@@ -291,6 +306,8 @@ class Trainer:
             hist.cycles.append(int(cycles))
             hist.seconds.append(time.perf_counter() - t0)
             self.stats_.samples_trained += n
+            if self.plan.cpgd:
+                self.stats_.add_staleness(read_staleness(self.plan), cpgd=self.algo == "cpgd")
             if validation is not None:
                 m = self._evaluate(Xv, Yv, lv)
                 hist.val_loss.append(m["loss"])

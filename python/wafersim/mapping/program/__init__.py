@@ -23,6 +23,7 @@ c. Register roles: ``registers.py``; task ids: ``task_ids.py``.
 
 from __future__ import annotations
 
+from . import cpgd
 from .control import bp_end, fp_count, fp_end
 from .data_section import data_section
 from .finalizer_backward import finalize_backward, finalize_later
@@ -56,6 +57,7 @@ def pe_source(s: PeSpec) -> str:
     L += bp_end(s) + update_task(s)
     if F:
         L += finalize_backward(s)
+    L += cpgd.bodies(s)
     return _pass_labels(L)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import runtime_words as W
 from .. import task_ids as T
+from . import cpgd
 from .idioms import column, fab_in, stage_dsds
 from .spec import PeSpec
 
@@ -93,6 +94,7 @@ def _words(s: PeSpec) -> list[str]:
                                 W.V_FPC, W.V_SEED)]
     L += [W.declare(W.C_I0, init=s.i0), W.declare(W.C_ROWB, init=s.row_bytes),
           W.declare(W.C_O0, init=s.o0), W.declare(W.C_OEND, init=s.o0 + s.nout)]
+    L += cpgd.words(s)
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))
         L += [W.declare(w) for w in (W.V_JCNT, W.V_TXP, W.V_TXPC, W.V_TXS, W.V_DXP, W.V_DXPC,
@@ -180,7 +182,7 @@ def data_section(s: PeSpec) -> list[str]:
             f"[{s.i0}, {s.i0 + s.nin}), outputs [{s.o0}, {s.o0 + s.nout}), {s.dtype}, "
             f"{s.slots} slot(s)" + ("; finalizer of its column" if s.final else ""))
     numbers, exports = _numbers(s)
-    extra_data, extra_exports = [], []
+    extra_data, extra_exports = cpgd.buffers(s)
     for part in s.lowerings():
         d, e = part.data(s)
         extra_data += d
@@ -188,6 +190,6 @@ def data_section(s: PeSpec) -> list[str]:
     # (the assembler lays every descriptor out from address 0, wherever it is declared)
     athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
     words = _words(s)
-    lines = ([head, ".data"] + _descriptors(s) + words + athr + numbers + extra_data
-             + [".export " + ", ".join(exports + extra_exports)])
+    lines = ([head, ".data"] + _descriptors(s) + words + athr + cpgd.descriptors(s)
+             + numbers + extra_data + [".export " + ", ".join(exports + extra_exports)])
     return _slots_high(lines) if _low_bytes(lines, words) > LD16_REACH else lines

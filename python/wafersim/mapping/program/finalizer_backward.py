@@ -8,6 +8,7 @@ have left (``finalize_later``, in h_sent)."""
 from __future__ import annotations
 
 from .. import task_ids as T
+from . import cpgd
 from .idioms import bump
 from .join import skip_back
 from .sender import sender_setup, staged_sender
@@ -97,7 +98,7 @@ def own_block_pass(s: PeSpec, then: list[str]) -> list[str]:
                 L.append(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
             L += [";@pass chain"] + cp + [";@pass delta",
                                           f"own{variant}z_{j}: addi r6, {E}"]
-        L += then
+        L += cpgd.own_logged(s, variant) + then
     return L
 
 
@@ -132,5 +133,5 @@ def finalize_later(s: PeSpec) -> list[str]:
     update. Still before the next sample may start here."""
     L = s.loss.loss_share(s) if s.last else []
     if s.bias:
-        L += s.optimizer.bias_update(s)
+        L += s.optimizer.bias_update(s) + cpgd.bias_done(s)
     return L

@@ -59,6 +59,8 @@ class PeSpec:
                                      # (two-branch: branch g's dL/dx)
     athr: bool = False          # F: its activations are sent only when |a| > the runtime
                                 # word c_athr (EC411); False: exact zeros are skipped
+    cpgd: bool = False          # CPGD bookkeeping: staleness counters (program/cpgd.py)
+    order_log: int = 0          # CPGD: entries of the order log (0: none; tests)
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""

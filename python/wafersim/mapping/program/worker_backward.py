@@ -6,6 +6,7 @@ this sample's update [0645]; CP is the optimizer's lowering), and the delta clos
 from __future__ import annotations
 
 from ..registers import ESIZE, O0
+from . import cpgd
 from .idioms import chain_hop
 from .spec import PeSpec
 
@@ -16,8 +17,9 @@ def delta_task(s: PeSpec) -> list[str]:
     """b_delta: delta_j in r2, j in r4 [0346]; ESIZE = element size, CPV = the chain-pass
     variant, NEGLR = -lr (both set by setup; registers.py)."""
     L = [";@pass delta",
-         "b_delta:                                ; delta_j in r2, j in r4",
-         f"        sub16 r4, r4, {O0}",
+         "b_delta:                                ; delta_j in r2, j in r4"]
+    L += cpgd.delta_logged(s)
+    L += [f"        sub16 r4, r4, {O0}",
          f"        mul16 r4, r4, {ESIZE}              ; column j of W"]
     if s.has_dp:
         L.append(f"        fmac{s.FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
@@ -36,6 +38,7 @@ def delta_closeout(s: PeSpec) -> list[str]:
          "b_close:",
          "        movi r5, 0",
          "bc:     st16 r5, v_bflag"]
+    L += cpgd.update_done(s)
     if s.has_dp:
         L.append(f"        block {s.d_col}                   ; this sample's delta sums are not sent yet")
         h_first = "d_hin" if s.h_in is not None else ("d_bin" if s.skip_grad_in is not None else None)

@@ -6,6 +6,7 @@ activation color and starts the partial-sum chain toward the column's finalizer.
 from __future__ import annotations
 
 from ..registers import FSLOT, I0, ROWB
+from . import cpgd
 from .idioms import chain_hop
 from .spec import PeSpec
 
@@ -20,6 +21,7 @@ def activation_task(s: PeSpec) -> list[str]:
          f"        fmac{s.FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]"]
     if s.slots > 1:
         L.append(f"        add16 r4, r4, {FSLOT}              ; the sample's activation slot")
+    L += cpgd.act_counted(s)
     L.append(f"        {s.MV}.t D[0], r2                   ; keep a_i for the chain pass [0409]")
     return L
 
@@ -35,7 +37,8 @@ def closeout_task(s: PeSpec) -> list[str]:
             "fc:     st16 r5, v_flag",
             "        movi r5, 1",
             "        st16 r5, v_fpbusy",
-            f"        block {s.a_in}                    ; this sample's sums are not sent yet"]
+            f"        block {s.a_in}                    ; this sample's sums are not sent yet"
+            ] + cpgd.forward_closed(s)
 
 
 def worker_chain(s: PeSpec) -> list[str]:

@@ -1,0 +1,206 @@
+"""CPGD bookkeeping of a PE (continuous propagation, FIG. 27C, [0624]-[0649]): compiled
+only into plans mapped with ``ws.map(..., cpgd=True)``, so that SGD and mini-batch
+programs keep their instructions and cycles.
+
+CPGD itself needs no new code: it is per-sample SGD with the weights updated in place
+delta by delta [0617], with up to ``window`` samples in flight per PE (the admission word
+``v_k``); the next forward pass reads whatever weights are stored when its activations
+arrive [0625], [0647] (seed 001, claims 3-4). What this part adds is measurement, all as
+CE instructions on PE memory:
+
+* **Staleness** [0648]: ``v_upd`` counts the weight updates this PE has completed (its
+  delta closeout, after every column of the sample is updated). The activation closeout
+  stores ``v_upd`` in the sample's slot of ``v_fver``; the delta closeout of the same
+  sample takes the difference (the updates that happened here between the sample's
+  forward pass and its own update) and counts it in the histogram ``v_shist`` (the last
+  bin collects larger values; with ``window`` samples in flight it stays below window).
+* **Order log** (``order_log=N``, for tests): the exact interleaving of forward reads and
+  updates on this PE, so that a reference can replay it bit for bit. ``v_nact`` counts
+  ``f_act`` tasks (each reads one row of W); every ``b_delta`` (updates one column) and
+  every own block pass of a finalizer (updates all of its columns in one task) writes the
+  current ``v_nact`` into ``olog``. A finalizer also writes, at each activation closeout
+  (the task that adds the bias to its sums), how many bias updates it has done
+  (``v_bupd``) into ``blog``. Each log keeps its first N entries.
+"""
+
+from __future__ import annotations
+
+from .. import runtime_words as W
+from .idioms import bump
+from .spec import PeSpec
+
+__all__ = ["words", "descriptors", "buffers", "bodies", "act_counted", "forward_closed", "delta_logged",
+           "own_logged", "update_done", "bias_done", "V_UPD", "V_FVER", "V_SHIST", "OLOG",
+           "BLOG", "V_NACT", "V_OCNT", "V_BUPD", "V_BCNT"]
+
+V_UPD = W.add(W.Word("v_upd", "u16", "all", "program", "f_close, b_close (CPGD)",
+                     "weight updates completed at this PE (CPGD)"))
+V_NACT = W.add(W.Word("v_nact", "u16", "all", "program", "b_delta, own (CPGD order log)",
+                      "f_act tasks run (CPGD order log)"))
+V_OCNT = W.add(W.Word("v_ocnt", "u16", "all", "program", "b_delta, own (CPGD order log)",
+                      "entries written to olog"))
+V_BUPD = W.add(W.Word("v_bupd", "u16", "finalizers", "program", "f_close (CPGD order log)",
+                      "bias updates done (CPGD order log)"))
+V_BCNT = W.add(W.Word("v_bcnt", "u16", "finalizers", "program", "f_close (CPGD order log)",
+                      "entries written to blog"))
+V_FVER = W.add(W.Word("v_fver", "buffer", "all", "program", "b_close (CPGD)",
+                      "per slot: v_upd at the sample's activation closeout", elem="u16"))
+V_SHIST = W.add(W.Word("v_shist", "buffer", "all", "program", "TrainStats.staleness",
+                       "histogram of the staleness of this PE's updates", elem="u16"))
+OLOG = W.add(W.Word("olog", "buffer", "all", "program", "tests (CPGD order log)",
+                    "v_nact at each column update (b_delta) or own block pass", elem="u16"))
+BLOG = W.add(W.Word("blog", "buffer", "finalizers", "program", "tests (CPGD order log)",
+                    "v_bupd at each activation closeout", elem="u16"))
+
+
+def words(s: PeSpec) -> list[str]:
+    """The u16 counters (they must sit in the first 512 bytes, where ld16 / st16 reach)."""
+    if not s.cpgd:
+        return []
+    L = [W.declare(V_UPD)]
+    if s.order_log:
+        L += [W.declare(V_NACT), W.declare(V_OCNT)]
+        if s.final and s.bias:
+            L += [W.declare(V_BUPD), W.declare(V_BCNT)]
+    return L
+
+
+def descriptors(s: PeSpec) -> list[str]:
+    """One-element u16 stores with WLI (r4 = byte offset), after the u16 words (DSR loads
+    reach 1024 bytes)."""
+    if not s.cpgd:
+        return []
+    L = ["d_fverw:  .dsd mem1d, base=v_fver, length=1, stride=2, wli=1",
+         "d_shistw: .dsd mem1d, base=v_shist, length=1, stride=2, wli=1"]
+    if s.order_log:
+        L.append("d_ologw:  .dsd mem1d, base=olog, length=1, stride=2, wli=1")
+        if s.final and s.bias:
+            L.append("d_blogw:  .dsd mem1d, base=blog, length=1, stride=2, wli=1")
+    return L
+
+
+def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
+    """(declarations, exports) of the per-slot versions, the histogram and the logs."""
+    if not s.cpgd:
+        return [], []
+    L = [W.declare(V_FVER, count=s.slots), W.declare(V_SHIST, count=s.slots)]
+    names = ["v_upd", "v_fver", "v_shist"]
+    if s.order_log:
+        L.append(W.declare(OLOG, count=s.order_log))
+        names += ["v_nact", "v_ocnt", "olog"]
+        if s.final and s.bias:
+            L.append(W.declare(BLOG, count=s.order_log))
+            names += ["v_bupd", "v_bcnt", "blog"]
+    return L + [".align 4"], names
+
+
+def _log(counter: str, value: str, dsd: str, limit: int, skip: str) -> list[str]:
+    """log[counter] = value while counter < limit; counter += 1 (it counts every entry,
+    so a log that filled shows). Uses r0 and r4 only."""
+    return [f"        ld16 r4, {counter}",
+            f"        li r0, {limit}",
+            "        lt16 r4, r0",
+            f"        bf {skip}",
+            "        add16 r4, r4, r4",
+            f"        ld16 r0, {value}",
+            f"        lddwds  D[11], {dsd}",
+            "        mov16 D[11], r0",
+            f"{skip}:",
+            f"        ld16 r0, {counter}",
+            "        addi r0, 1",
+            f"        st16 r0, {counter}"]
+
+
+def act_counted(s: PeSpec) -> list[str]:
+    """In f_act, before its last instruction: one more row of W read (order log)."""
+    return bump("v_nact", 1) if s.cpgd and s.order_log else []
+
+
+def forward_closed(s: PeSpec) -> list[str]:
+    """In the activation closeout (all of the sample's f_act tasks have run here): the
+    updates completed so far, into the sample's slot of v_fver; at a finalizer with the
+    order log, the bias updates done (this task adds the bias to the sums next)."""
+    return ["        jmp cpfc", "cpfcr:"] if s.cpgd else []
+
+
+def _forward_closed_body(s: PeSpec) -> list[str]:
+    L = [";@pass control",
+         "cpfc:   ld16 r4, v_fpsl",
+         "        add16 r4, r4, r4",
+         "        ld16 r0, v_upd",
+         "        lddwds  D[11], d_fverw",
+         "        mov16 D[11], r0                ; updates done when this forward pass closed [0648]"]
+    if s.order_log and s.final and s.bias:
+        L += _log("v_bcnt", "v_bupd", "d_blogw", s.order_log, "cpbl0")
+    return L + ["        jmp cpfcr"]
+
+
+def delta_logged(s: PeSpec) -> list[str]:
+    """At the start of b_delta (r4 = j, kept in r5): log the f_act count (order log)."""
+    return ["        jmp cpdl", "cpdlr:"] if s.cpgd and s.order_log else []
+
+
+def _delta_logged_body(s: PeSpec) -> list[str]:
+    return (["cpdl:   mov16 r5, r4"]
+            + _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpdl0")
+            + ["        mov16 r4, r5", "        jmp cpdlr"])
+
+
+def own_logged(s: PeSpec, variant: str) -> list[str]:
+    """After a finalizer's own block pass (one task: all of its columns updated): log the
+    f_act count (order log)."""
+    if not (s.cpgd and s.order_log):
+        return []
+    return _log("v_ocnt", "v_nact", "d_ologw", s.order_log, f"cpol{variant}")
+
+
+def update_done(s: PeSpec) -> list[str]:
+    """In the delta closeout (every column of the sample is updated here): staleness =
+    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1.
+    Keeps r5 (the closeout's flag is stored before)."""
+    return ["        jmp cpud", "cpudr:"] if s.cpgd else []
+
+
+def _update_done_body(s: PeSpec) -> list[str]:
+    H = s.slots - 1
+    return [";@pass control",
+            "cpud:   ld16 r4, v_bpsl",
+            "        add16 r4, r4, r4",
+            "        li r6, v_fver",
+            "        add16 r6, r6, r4",
+            "        mov16 r0, [r6]                 ; v_upd at this sample's forward pass",
+            "        ld16 r4, v_upd",
+            "        sub16 r4, r4, r0               ; updates here since then [0648]",
+            f"        li r0, {H}",
+            "        lt16 r0, r4",
+            "        bf cpu0",
+            f"        li r4, {H}",
+            "cpu0:   add16 r4, r4, r4",
+            "        li r6, v_shist",
+            "        add16 r6, r6, r4",
+            "        mov16 r0, [r6]",
+            "        addi r0, 1",
+            "        lddwds  D[11], d_shistw",
+            "        mov16 D[11], r0",
+            "        ld16 r0, v_upd",
+            "        addi r0, 1",
+            "        st16 r0, v_upd",
+            "        jmp cpudr"]
+
+
+def bias_done(s: PeSpec) -> list[str]:
+    """After a finalizer's bias update: one more (order log)."""
+    if not (s.cpgd and s.order_log and s.final and s.bias):
+        return []
+    return bump("v_bupd", 1)
+
+
+def bodies(s: PeSpec) -> list[str]:
+    """The out-of-line code the hooks above jump to (at the program's end, so that the
+    short branches of the other parts keep their reach)."""
+    if not s.cpgd:
+        return []
+    L = _forward_closed_body(s) + _update_done_body(s)
+    if s.order_log:
+        L += [";@pass control"] + _delta_logged_body(s)
+    return L

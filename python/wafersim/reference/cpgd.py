@@ -1,0 +1,209 @@
+"""A numpy reference for CPGD (continuous propagation gradient descent, FIG. 27C,
+[0624]-[0649]): per-sample SGD in which the forward pass of a sample reads weights that
+are some updates behind, because later samples enter before earlier ones have finished
+their backward passes.
+
+Two ways to say which weights a forward pass reads:
+
+* :func:`time_step_schedule`: the discrete schedule of the digest's section 5.6 (one
+  layer-stage per time step, one new sample per step, at most ``window`` samples in
+  flight; the updates of a step precede its forward passes). Layer l (0-based, of L)
+  runs the forward pass of the sample that entered at step e at e + l and its backward
+  pass (delta, chain and update) at e + 2L - 1 - l, so with a full pipeline the forward
+  pass at layer l is 2 (L - 1 - l) updates behind: earlier layers are staler by j = 2 per
+  layer, the W_{1,t-k-j} / W_{2,t-k} pattern of [0648].
+* :func:`replay_order_log`: the order a wafer run logged (``ws.map(..., cpgd=True,
+  order_log=N)``): for every PE, which of its column updates came before which of its
+  forward reads, so that the reference reads, element by element, the weights the PE
+  held at that moment.
+
+:class:`CpgdReference` trains in the wafer's order of operations (it drives
+:class:`~wafersim.reference.training.DeviceOrderMLP`): the forward pass of sample s with
+the weights a schedule or a log gives, then its delta and chain passes with the current
+weights (every earlier sample's update done: a PE's backward passes run in sample order,
+and the delta pass of a delta reads its column before the sample updates it [0645]), in
+place. With every forward pass reading the current weights it is SGD, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .training import DeviceOrderMLP
+
+__all__ = ["time_step_schedule", "CpgdReference", "replay_order_log"]
+
+_f32 = np.float32
+
+
+def _groups(n: int, k: int) -> list[tuple[int, int]]:
+    """(first, count) of each of k consecutive groups of n (numpy.array_split's sizes)."""
+    return [(int(p[0]), len(p)) for p in np.array_split(np.arange(n), k)]
+
+
+def time_step_schedule(n: int, layers: int, window: int) -> dict:
+    """The discrete CPGD schedule of ``n`` samples through ``layers`` layers with at most
+    ``window`` samples in flight. Returns ``enter`` (n,), ``forward`` and ``backward``
+    (layers, n) time steps, ``version`` (layers, n): the updates layer l had completed
+    when sample s's forward pass read it, and ``staleness`` = s - version (the updates
+    between a sample's forward pass and its own update at that layer). Window 1 is SGD
+    (staleness 0)."""
+    if window < 1 or layers < 1 or n < 0:
+        raise ValueError("need window >= 1, layers >= 1, n >= 0")
+    L = layers
+    enter = np.zeros(n, np.int64)
+    for s in range(1, n):
+        e = enter[s - 1] + 1
+        if s >= window:             # sample s - window must have left layer 0
+            e = max(e, enter[s - window] + 2 * L)
+        enter[s] = e
+    ls = np.arange(L)[:, None]
+    fwd = enter[None, :] + ls
+    bwd = enter[None, :] + 2 * L - 1 - ls
+    version = np.zeros((L, n), np.int64)
+    for l in range(L):
+        for s in range(n):
+            version[l, s] = int(np.sum(bwd[l, :s] <= fwd[l, s]))
+    return {"enter": enter, "forward": fwd, "backward": bwd, "version": version,
+            "staleness": np.arange(n)[None, :] - version}
+
+
+class CpgdReference:
+    """fp32 CPGD in the wafer's order of operations, for a plain MLP (no joins, no
+    thresholds) with block shapes ``shapes``; loss "mse" or "cross_entropy"."""
+
+    def __init__(self, params, activations, shapes, lr: float, loss: str = "mse"):
+        self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss)
+        self.lr = lr
+        self.L = len(self.mlp.W)
+        #: W and b of every layer after u updates, u = 0 .. samples done
+        self.Wh = [[W.copy()] for W in self.mlp.W]
+        self.bh = [[None if b is None else b.copy()] for b in self.mlp.b]
+        self.inputs: list[list[np.ndarray]] = []     # per sample: each layer's input
+        self.deltas: list[list[np.ndarray]] = []     # per sample: each layer's delta
+        self.losses: list[float] = []
+
+    def step(self, x, y, forward_weights) -> float:
+        """One sample: ``forward_weights(self, l, a_in)`` -> (W, b) the forward pass of
+        layer l reads (``a_in``: the layer's input); then delta and chain passes in place.
+        Returns the sample's loss."""
+        m = self.mlp
+        acts = [np.asarray(x, dtype=_f32)]
+        m.pre, m.z, m.kept = {}, {}, {}
+        for l in range(self.L):
+            Wc, bc = m.W[l], m.b[l]
+            m.W[l], m.b[l] = forward_weights(self, l, acts[l])
+            try:
+                acts.append(m.layer_forward(l, acts[l]))
+            finally:
+                m.W[l], m.b[l] = Wc, bc
+        deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
+        for l in range(self.L):
+            self.Wh[l].append(m.W[l].copy())
+            self.bh[l].append(None if m.b[l] is None else m.b[l].copy())
+        self.inputs.append(acts[:-1])
+        self.deltas.append(deltas)
+        self.losses.append(loss)
+        return loss
+
+    @property
+    def samples(self) -> int:
+        return len(self.losses)
+
+    def train_versions(self, X, Y, version) -> np.ndarray:
+        """Trains on (X, Y) in order; the forward pass of sample s at layer l reads the
+        whole layer after ``version[l][s]`` updates (<= s); returns the losses."""
+        base = self.samples
+
+        def fw(ref, l, _a):
+            v = base + int(version[l][ref.samples - base])
+            return ref.Wh[l][v], ref.bh[l][v]
+        for x, y in zip(X, Y):
+            self.step(x, y, fw)
+        return np.array(self.losses[base:])
+
+    def train_sgd(self, X, Y) -> np.ndarray:
+        """Every forward pass reads the current weights: SGD."""
+        return self.train_versions(X, Y, np.tile(np.arange(len(X)), (self.L, 1)))
+
+    def params(self):
+        return [(W.copy(), None if b is None else b.copy()) for W, b in zip(self.mlp.W, self.mlp.b)]
+
+
+def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
+    """Trains ``ref`` on (X, Y) in order, each forward pass reading, element by element,
+    the weights the wafer's PE held when it read them, as the order log says
+    (``wafersim.train.cpgd_stats.read_order_log``; the log must cover the run, from a
+    fresh count: the first ``fit`` epoch of a Trainer, without validation).
+
+    ``blocks``: the plan's ``LayerBlock`` list (rows, cols, finalizer positions, points).
+    A worker's log has an entry per column update (b_delta: the sample's nonzero deltas of
+    its columns, ascending, samples in order), a finalizer's one per sample (its own block
+    pass, all its columns at once); the entry is the number of f_act tasks (rows of W
+    read) before it. A finalizer's ``blog`` entry per sample is the number of bias
+    updates before its activation closeout, which adds the bias."""
+    olog, blog = log["olog"], log["blog"]
+    L = ref.L
+    if ref.samples:
+        raise ValueError("replay_order_log needs a fresh reference (the log counts from 0)")
+    # per PE: events [(sample, columns (global j), f_acts before)], consumed as the
+    # samples' deltas become known; f_acts done so far
+    events = {p: [] for b in blocks for p in b.points()}
+    used = {p: 0 for p in events}
+    nact = {p: 0 for p in events}
+    shape = {}
+    for b in blocks:
+        d = b.dense
+        ig, og = _groups(d.n_in, b.rows), _groups(d.n_out, b.cols)
+        for r in range(b.rows):
+            for c in range(b.cols):
+                shape[b.at(r, c)] = (b.index, ig[r], og[c], r == c, c)
+
+    def forward_weights(rf, l, a_in):
+        b = blocks[l]
+        s = rf.samples
+        Wmix = rf.Wh[l][s].copy()     # entries of zero inputs are never read
+        bias = rf.bh[l][s]
+        for p in b.points():
+            _, (i0, ni), (o0, no), final, c = shape[p]
+            ev = events[p]
+            k = nact[p]
+            for i in range(i0, i0 + ni):
+                if a_in[i] == 0:
+                    continue
+                for j in range(o0, o0 + no):
+                    m = 0                   # samples whose update of (j, i) came first
+                    for u, cols, before in ev:
+                        if before <= k and j in cols:
+                            m = u + 1
+                    Wmix[j, i] = rf.Wh[l][m][j, i]
+                k += 1
+            nact[p] = k
+            if final and bias is not None:
+                v = int(blog[p][s])
+                bias = bias.copy()
+                bias[o0:o0 + no] = rf.bh[l][v][o0:o0 + no]
+        return Wmix, bias
+
+    losses = []
+    for x, y in zip(X, Y):
+        s = ref.samples
+        losses.append(ref.step(x, y, forward_weights))
+        # the sample's updates, now that its deltas are known
+        for b in blocks:
+            dl = ref.deltas[s][b.index]
+            for p in b.points():
+                _, _, (o0, no), final, _ = shape[p]
+                lg = olog[p]
+                if final:
+                    cols_list = [set(range(o0, o0 + no))]
+                else:
+                    cols_list = [{j} for j in range(o0, o0 + no) if dl[j] != 0]
+                for cols in cols_list:
+                    events[p].append((s, cols, int(lg[used[p]])))
+                    used[p] += 1
+    for p, n in used.items():
+        if n != len(olog[p]):
+            raise AssertionError(f"PE {p}: the log has {len(olog[p])} updates, the replay "
+                                 f"used {n}")
+    return np.array(losses)

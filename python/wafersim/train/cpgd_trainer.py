@@ -1,0 +1,45 @@
+"""The Trainer's CPGD options (``algo="cpgd"``, ``window``, ``dp_weights``), checked
+before any cycle runs (docs/training.md, "CPGD")."""
+
+from __future__ import annotations
+
+import numbers
+
+from ..errors import ConfigError
+
+__all__ = ["check_cpgd_trainer", "DP_WEIGHTS"]
+
+#: Which weights the delta pass of a sample uses [0634]: the ones stored when its deltas
+#: arrive ("current", built), or those its own forward pass read ("forward": a snapshot
+#: per sample in flight, not built).
+DP_WEIGHTS = ("current", "forward")
+
+
+def check_cpgd_trainer(plan, algo: str, window, dp_weights) -> int | None:
+    """CPGD's window (samples in flight per PE) for ``algo="cpgd"``, else None."""
+    if not isinstance(dp_weights, str) or dp_weights not in DP_WEIGHTS:
+        raise ConfigError(f"dp_weights must be one of {', '.join(DP_WEIGHTS)}, got {dp_weights!r}")
+    if algo != "cpgd":
+        if window is not None:
+            raise ConfigError(f"window= is CPGD's samples in flight: it needs algo='cpgd' "
+                              f"(got algo={algo!r})")
+        if dp_weights != "current":
+            raise ConfigError("dp_weights='forward' is a CPGD option: it needs algo='cpgd'")
+        return None
+    if not plan.cpgd:
+        raise ConfigError("algo='cpgd' needs a plan mapped for it: ws.map(model, cpgd=True) "
+                          "(it compiles the staleness counters)")
+    if dp_weights == "forward":
+        raise ConfigError(
+            "dp_weights='forward' (the delta pass with the weights of the sample's own forward "
+            "pass [0634]) needs a snapshot of W per sample in flight and is not built; the "
+            "delta pass uses the weights stored when the deltas arrive (dp_weights='current')")
+    if window is None:
+        return plan.slots
+    if (isinstance(window, bool) or not isinstance(window, numbers.Integral)
+            or not 1 <= window <= plan.slots):
+        raise ConfigError(
+            f"window must be an integer 1..{plan.slots}: each sample in flight needs an "
+            f"activation slot on every PE, and the plan was mapped with slots={plan.slots} "
+            f"(map with more slots, if they fit PE memory), got {window!r}")
+    return int(window)

@@ -17,6 +17,7 @@ from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .plan import DTYPES, Plan
 from .routes import mapping_routes
+from .weight_sparsity import check_weight_sparsity, kept_outputs
 
 __all__ = ["map_model"]
 
@@ -45,7 +46,7 @@ def _origin(origin) -> tuple[int, int]:
 
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
-              optimizer=None, activation_threshold=None) -> Plan:
+              optimizer=None, activation_threshold=None, weight_sparsity=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -66,6 +67,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       skipped; a number >= 0 for every hidden layer; a list with one entry per hidden
       layer (all but the output layer) or a {layer: t} dict (None: no threshold there).
       ``Plan.set_activation_threshold`` changes the values later (runtime words).
+    * ``weight_sparsity``: pruned weights, stored compressed (no memory, no cycles) and kept
+      at zero through training: None (dense), a fraction p in [0, 1) for every layer
+      (magnitude pruning), a list with one entry per mapped layer, or a {layer: entry}
+      dict; an entry is None, a fraction, or a bool mask of the layer's weight shape
+      (True = kept), constant on each PE column segment (mapping/weight_sparsity.py).
+      ``Plan.weight_masks()`` gives the masks.
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -97,6 +104,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         raise ConfigError(f"dtype must be 'fp32' or 'fp16', got {dtype!r}")
     dense: list[DenseLayer] = model.dense_layers()
     thresholds = check_activation_threshold(activation_threshold, len(dense))
+    pruning = check_weight_sparsity(weight_sparsity, dense)
     if any(t is not None for t in thresholds) and (residual_blocks(dense) or branch_blocks(dense)):
         raise ConfigError("activation_threshold is not supported with Residual or TwoBranch "
                           "blocks (their skip paths are sent dense; docs/unsupported_functionality.md)")
@@ -159,8 +167,10 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for p in [p for b in layer_blocks for p in b.points()] + heads:
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
+    keep = kept_outputs(pruning, layer_blocks, [(d.linear.weight, None) for d in dense])
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
-                loss=loss, optimizer=optimizer, activation_thresholds=thresholds)
+                loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
+                weight_keep=keep)
     plan.source_model = source
     plan.load()
     return plan

@@ -72,4 +72,6 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
                   optimizer=plan.optimizer_lowering,
                   loss=plan.loss_lowering if last and r == c else None,
                   a_in=a_in, d_col=col["D"],
-                  p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in, **extra)
+                  p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in,
+                  keep=(None if plan.weight_keep[b.index] is None
+                        else plan.weight_keep[b.index][(r, c)]), **extra)

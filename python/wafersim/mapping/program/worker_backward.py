@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..registers import ESIZE, O0
 from .idioms import chain_hop
+from .sparse_weights import delta_column, pruned_delta_end
 from .spec import PeSpec
 
 __all__ = ["delta_task", "delta_closeout"]
@@ -15,14 +16,20 @@ __all__ = ["delta_task", "delta_closeout"]
 def delta_task(s: PeSpec) -> list[str]:
     """b_delta: delta_j in r2, j in r4 [0346]; ESIZE = element size, CPV = the chain-pass
     variant, NEGLR = -lr (both set by setup; registers.py)."""
-    L = [";@pass delta",
-         "b_delta:                                ; delta_j in r2, j in r4",
-         f"        sub16 r4, r4, {O0}",
-         f"        mul16 r4, r4, {ESIZE}              ; column j of W"]
+    if s.sparse:    # weight sparsity: the stored column of j, or nothing to do
+        L = [";@pass delta"] + delta_column(s)
+    else:
+        L = [";@pass delta",
+             "b_delta:                                ; delta_j in r2, j in r4",
+             f"        sub16 r4, r4, {O0}",
+             f"        mul16 r4, r4, {ESIZE}              ; column j of W"]
     if s.has_dp:
         L.append(f"        fmac{s.FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
     L.append(";@pass chain")
-    return L + s.optimizer.delta_chain_pass(s)
+    L += s.optimizer.delta_chain_pass(s)
+    if s.sparse:
+        L += [";@pass delta"] + pruned_delta_end()
+    return L
 
 
 def delta_closeout(s: PeSpec) -> list[str]:

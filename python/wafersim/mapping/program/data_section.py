@@ -21,7 +21,8 @@ def _descriptors(s: PeSpec) -> list[str]:
     nc = s.ncols
     runs = s.runs()
     j0, p0, n0 = runs[0] if runs else (0, 0, nout)
-    L = [f"d_wrow:   .dsd mem1d, base=w + {p0 * E}, length={n0 if runs else 1}, stride={E}, wli=1",
+    L = [f"d_wrow:   .dsd mem1d, base=w{f' + {p0 * E}' if p0 else ''}, length={n0 if runs else 1}, "
+         f"stride={E}, wli=1",
          f"d_fpsum:  .dsd mem1d, base=fpsum, length={nout}, stride={E}",
          f"d_actst:  .dsd mem1d, base=w + {nc * E}, length=1, stride={E}, wli=1",
          column(s, "d_wcol", "w", rowb, True, 3),

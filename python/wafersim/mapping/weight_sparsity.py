@@ -13,10 +13,11 @@ delta pass, which the CE's one index register cannot give; docs/training.md.)
 
 ``ws.map(model, weight_sparsity=...)`` takes None (dense), one fraction for every mapped
 layer, a list with one entry per mapped layer, or a {layer: entry} dict; an entry is None,
-a fraction p in [0, 1) (magnitude pruning: the segments of smallest mean |w|, in groups of
-``GROUP`` consecutive outputs of a PE so that kept outputs form runs, until p of the
-layer's weights are pruned, rounded to whole groups), or a boolean mask of the layer's
-weight shape (n_out, n_in), True = kept, that is constant on every segment.
+a fraction p in [0, 1) (magnitude pruning, balanced per PE: each PE prunes p of its
+segments, those of smallest mean |w|, in groups of ``GROUP`` consecutive outputs (fewer
+when a PE has fewer than 4 x GROUP outputs) so that kept outputs form runs, rounded to
+whole groups), or a boolean mask of the layer's weight
+shape (n_out, n_in), True = kept, that is constant on every segment.
 """
 
 from __future__ import annotations
@@ -101,25 +102,26 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
                     f"{block.rows} row(s) of inputs), so a mask must be constant on each segment")
             keep[r] = allk
         return keep
-    # magnitude: groups of GROUP consecutive outputs within each PE's outputs
-    groups = []                                 # (mean |w|, r, first output, n outputs)
+    # magnitude, balanced per PE: each PE prunes the same share of its weights, in groups
+    # of GROUP consecutive outputs of smallest mean |w| (so that no PE stays dense and
+    # sets the pace of its layer, and every PE's memory shrinks alike)
     absW = np.abs(W.astype(np.float64))
+    keep = np.ones((R, n_out), dtype=bool)
     for r, (i0, ni) in enumerate(block.in_groups):
         for o0, no in block.out_groups:
-            for g0 in range(o0, o0 + no, GROUP):
-                gn = min(GROUP, o0 + no - g0)
-                groups.append((float(absW[g0:g0 + gn, i0:i0 + ni].mean()), r, g0, gn,
-                               gn * ni))
-    order = sorted(range(len(groups)), key=lambda k: (groups[k][0], k))
-    target = entry * W.size
-    keep = np.ones((R, n_out), dtype=bool)
-    pruned = 0
-    for k in order:
-        _, r, g0, gn, size = groups[k]
-        if pruned + size / 2 > target:          # rounded to whole groups
-            break
-        keep[r, g0:g0 + gn] = False
-        pruned += size
+            size = max(1, min(GROUP, no // 4))      # at least 4 groups a PE where it can
+            groups = []                             # (mean |w|, first output, n outputs)
+            for g0 in range(o0, o0 + no, size):
+                gn = min(size, o0 + no - g0)
+                groups.append((float(absW[g0:g0 + gn, i0:i0 + ni].mean()), g0, gn))
+            order = sorted(range(len(groups)), key=lambda k: (groups[k][0], k))
+            target, pruned = entry * no, 0          # in outputs of this PE
+            for k in order:
+                _, g0, gn = groups[k]
+                if pruned + gn / 2 > target:        # rounded to whole groups
+                    break
+                keep[r, g0:g0 + gn] = False
+                pruned += gn
     return keep
 
 

@@ -179,3 +179,47 @@ def test_mask_not_constant_on_a_segment_is_refused():
     with pytest.raises(ws.ConfigError, match=r"weight_sparsity\[1\]: the mask prunes some but "
                                              r"not all of the weights from inputs 3..5 to output 2"):
         ws.map(make_model(), blocks=SHAPES, weight_sparsity={1: m})
+
+
+def test_adam_with_pruned_weights_equals_masked_reference_bit_for_bit():
+    """Adam (m and v stored per kept weight only) in mini-batches of 8: pruned weights stay
+    0 and every parameter equals the masked device-order reference with Adam."""
+    model = make_model()
+    X, Y = data(40)
+    plan = ws.map(model.copy(), blocks=SHAPES, weight_sparsity=0.5,
+                  optimizer=ws.optim.Adam(lr=0.01))
+    masks = plan.weight_masks()
+    tr = ws.Trainer(plan, algo="minibatch", batch_size=8, progress=False)
+    tr.fit(X, Y, epochs=1, shuffle=False)
+    ref = reference(model, masks, adam={})
+    ref.fit(X, Y, 0.01, "minibatch", 8)
+    for (W, b), (Wr, br), m in zip(tr.weights(), ref.params(), masks, strict=True):
+        assert np.all(W[~m] == 0)
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+
+
+def test_residual_block_with_pruned_weights_equals_masked_reference():
+    """A residual block (its fork, skip path and join unchanged) over layers whose weights
+    are pruned at 50%: bit for bit the masked device-order reference after SGD."""
+    from wafersim.reference.training import graph_of
+
+    model = ws.nn.Sequential(
+        ws.nn.Linear(12, 8, seed=1), ws.nn.ReLU(),
+        ws.nn.Residual(ws.nn.Sequential(ws.nn.Linear(8, 6, seed=2), ws.nn.ReLU(),
+                                        ws.nn.Linear(6, 8, seed=3))),
+        ws.nn.Linear(8, 4, seed=4))
+    X, Y = data(30)
+    plan = ws.map(model.copy(), weight_sparsity=0.5, slots=2)
+    masks = plan.weight_masks()
+    assert all(not m.all() for m in masks)
+    tr = ws.Trainer(plan, algo="sgd", lr=0.05, progress=False)
+    tr.fit(X, Y, epochs=1, shuffle=False)
+    dense = model.dense_layers()
+    skips, sources = graph_of(dense)
+    ref = MaskedDeviceOrderMLP([(d.linear.weight, d.linear.bias) for d in dense],
+                               [d.activation for d in dense],
+                               [(b.rows, b.cols) for b in plan.layers], skips, sources,
+                               masks=masks)
+    ref.fit(X, Y, 0.05, "sgd", 1)
+    for (W, b), (Wr, br) in zip(tr.weights(), ref.params(), strict=True):
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)

@@ -223,3 +223,21 @@ def test_residual_block_with_pruned_weights_equals_masked_reference():
     ref.fit(X, Y, 0.05, "sgd", 1)
     for (W, b), (Wr, br) in zip(tr.weights(), ref.params(), strict=True):
         assert np.array_equal(W, Wr) and np.array_equal(b, br)
+
+
+def test_pe_that_keeps_no_weights():
+    """A PE whose every column segment is pruned (layer 1's PE (0, 0): outputs 0..3 from
+    inputs 0..2) stores one zero column nothing reads; training equals the reference."""
+    model = make_model()
+    X, Y = data(30)
+    m = np.ones((7, 9), dtype=bool)
+    m[0:4, 0:3] = False
+    plan = ws.map(model.copy(), blocks=SHAPES, weight_sparsity={1: m})
+    assert plan.specs[plan.layers[1].at(0, 0)].keep == ()
+    tr = ws.Trainer(plan, algo="minibatch", batch_size=4, lr=0.05, progress=False)
+    tr.fit(X, Y, epochs=1, shuffle=False)
+    ref = reference(model, [None, m, None])
+    ref.fit(X, Y, 0.05, "minibatch", 4)
+    for (W, b), (Wr, br) in zip(tr.weights(), ref.params(), strict=True):
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+    assert np.all(tr.weights()[1][0][~m] == 0)

@@ -445,6 +445,10 @@ class Plan:
                          f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
                          f"groups of {min(n for _, n in outs)}..{max(n for _, n in outs)}; "
                          f"finalizers on the diagonal")
+            if self.weight_keep[b.index] is not None:
+                m = mask_of(b, self.weight_keep[b.index])
+                lines.append(f"    weights pruned: {100 * (1 - m.mean()):.1f}% (whole PE column "
+                             f"segments; {int(m.sum())} of {m.size} stored)")
         head = (f"; a softmax head column of {len(self.heads)} PE(s) at {self.heads[0]}.."
                 f"{self.heads[-1]}" if self.heads else "")
         lines.append(f"  loss {self.loss!r}{head}; optimizer {self.optimizer!r}")

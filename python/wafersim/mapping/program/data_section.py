@@ -20,7 +20,7 @@ def _descriptors(s: PeSpec) -> list[str]:
     # sparsity), then the activation slots
     nc = s.ncols
     runs = s.runs()
-    j0, p0, n0 = runs[0] if runs else (0, 0, nout)
+    _, p0, n0 = runs[0] if runs else (0, 0, nout)
     L = [f"d_wrow:   .dsd mem1d, base=w{f' + {p0 * E}' if p0 else ''}, length={n0 if runs else 1}, "
          f"stride={E}, wli=1",
          f"d_fpsum:  .dsd mem1d, base=fpsum, length={nout}, stride={E}",

@@ -19,15 +19,17 @@ from __future__ import annotations
 from ..registers import I0, O0, ROWB
 from .spec import PeSpec
 
-__all__ = ["sparse_weight_data", "forward_runs", "delta_column", "PRUNED"]
+__all__ = ["sparse_weight_data", "forward_runs", "delta_column", "pruned_delta_end", "row_offset",
+           "PRUNED"]
 
 #: the column table's entry for an output pruned at this PE
 PRUNED = 0xFFFF
 
 
 def sparse_weight_data(s: PeSpec) -> list[str]:
-    """The descriptors of the runs after the first (within the 1024 bytes the DSR loads
-    reach, after the u16 words) and the column table."""
+    """The descriptors of the runs of kept outputs (their partial sums; their weights from
+    the second run on, the first being ``d_wrow``), placed after the u16 words within the
+    1024 bytes the DSR loads reach, and the column table."""
     if not s.sparse:
         return []
     E = s.esize

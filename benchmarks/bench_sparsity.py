@@ -109,11 +109,12 @@ def run(name, model, thresholds, blocks, Xtr, ytr, Xte, yte, epochs, lr, weight_
     t1 = time.perf_counter()
     acc, inf_cps, _ = infer(plan, Xte, yte)
     wall_inf = time.perf_counter() - t1
+    busy = {k: v / max(1, st.samples_trained) for k, v in st.busy_by_pass().items()}
     masks = plan.weight_masks()
     pruned = 1 - sum(int(m.sum()) for m in masks) / sum(m.size for m in masks)
     mem = plan.memory()
     return {"name": name, "depth": depth, "train": train_cps, "infer": inf_cps, "acc": acc,
-            "pruned": pruned, "mem": max(v["data_bytes"] for v in mem.values()),
+            "pruned": pruned, "mem": max(v["data_bytes"] for v in mem.values()), "busy": busy,
             "dropped": dropped, "saved": saved / max(1, st.samples_forwarded), "wall": wall,
             "wall_inf": wall_inf, "t": thresholds, "plan": plan, "weights": tr.weights()}
 
@@ -180,6 +181,11 @@ def main() -> None:
               f"{base['train'] / row['train']:>7.2f}x {row['infer']:>17,.0f} "
               f"{base['infer'] / row['infer']:>7.2f}x {row['saved']:>22,.0f} {row['mem']:>12,} "
               f"{row['acc']:>8.3f} {PUBLISHED[row['name']]:>8.1f}x {row['wall'] + row['wall_inf']:>7.1f}")
+    passes = ("forward", "delta", "chain", "control")
+    print("busy cycles of the whole wafer per trained sample, by pass (training):")
+    print(f"{'configuration':<14} " + " ".join(f"{p:>9}" for p in passes))
+    for row in rows:
+        print(f"{row['name']:<14} " + " ".join(f"{row['busy'].get(p, 0):>9,.0f}" for p in passes))
     for q in (0.25, 0.5):
         print(f"{int(q * 100)}% pruned: test accuracy right after pruning the ReLU-trained "
               f"network, before fine-tuning: {pruned_models[q].acc0:.3f}")

@@ -270,3 +270,24 @@ def test_masked_sgd_matches_float64_projected_gradient_descent():
     for (W, b), (Wt, bt), m in zip(tr.weights(), P, masks):
         assert np.all(Wt[~m] == 0)
         assert np.allclose(W, Wt, rtol=0, atol=1e-4) and np.allclose(b, bt, rtol=0, atol=1e-4)
+
+
+def test_magnitude_pruning_is_balanced_per_pe_and_keeps_every_output_fed():
+    """Magnitude pruning at 50% on 4 x 2 blocks of a 32 x 16 layer: every PE prunes half
+    of its outputs' segments (whole segments: the mask is constant on each), and every
+    output keeps at least one segment (no output is left with its bias alone)."""
+    rng = np.random.default_rng(7)
+    lin = ws.nn.Linear(32, 16, seed=1)
+    lin.weight[...] = rng.normal(0, 1, lin.weight.shape).astype(np.float32)
+    model = ws.nn.Sequential(lin, ws.nn.ReLU(), ws.nn.Linear(16, 4, seed=2))
+    plan = ws.map(model, blocks=[(4, 2), (2, 2)], weight_sparsity={0: 0.5})
+    m = plan.weight_masks()[0]
+    assert m.any(axis=1).all()
+    b = plan.layers[0]
+    for r, (i0, ni) in enumerate(b.in_groups):
+        for c, (o0, no) in enumerate(b.out_groups):
+            keep = plan.specs[b.at(r, c)].keep
+            assert len(keep) == no // 2
+            kept_out = [o0 + j for j in keep]
+            assert m[kept_out, i0:i0 + ni].all()
+            assert not np.delete(m[o0:o0 + no, i0:i0 + ni], keep, axis=0).any()

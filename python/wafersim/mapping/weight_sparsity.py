@@ -16,7 +16,8 @@ layer, a list with one entry per mapped layer, or a {layer: entry} dict; an entr
 a fraction p in [0, 1) (magnitude pruning, balanced per PE: each PE prunes p of its
 segments, those of smallest mean |w|, in groups of ``GROUP`` consecutive outputs (fewer
 when a PE has fewer than 4 x GROUP outputs) so that kept outputs form runs, rounded to
-whole groups), or a boolean mask of the layer's weight
+whole groups; an output's last stored segment only where the share cannot be reached
+otherwise), or a boolean mask of the layer's weight
 shape (n_out, n_in), True = kept, that is constant on every segment.
 """
 
@@ -104,24 +105,30 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
         return keep
     # magnitude, balanced per PE: each PE prunes the same share of its weights, in groups
     # of GROUP consecutive outputs of smallest mean |w| (so that no PE stays dense and
-    # sets the pace of its layer, and every PE's memory shrinks alike)
+    # sets the pace of its layer, and every PE's memory shrinks alike); first without
+    # pruning an output's last stored segment (it would feed the next layer its bias
+    # alone), then, where the share needs it (one block row), with
     absW = np.abs(W.astype(np.float64))
     keep = np.ones((R, n_out), dtype=bool)
-    for r, (i0, ni) in enumerate(block.in_groups):
-        for o0, no in block.out_groups:
-            size = max(1, min(GROUP, no // 4))      # at least 4 groups a PE where it can
-            groups = []                             # (mean |w|, first output, n outputs)
-            for g0 in range(o0, o0 + no, size):
+    for o0, no in block.out_groups:
+        size = max(1, min(GROUP, no // 4))          # at least 4 groups a PE where it can
+        starts = list(range(o0, o0 + no, size))
+        cands = []                                  # (mean |w|, row, first output, n outputs)
+        for r, (i0, ni) in enumerate(block.in_groups):
+            for g0 in starts:
                 gn = min(size, o0 + no - g0)
-                groups.append((float(absW[g0:g0 + gn, i0:i0 + ni].mean()), g0, gn))
-            order = sorted(range(len(groups)), key=lambda k: (groups[k][0], k))
-            target, pruned = entry * no, 0          # in outputs of this PE
-            for k in order:
-                _, g0, gn = groups[k]
-                if pruned + gn / 2 > target:        # rounded to whole groups
-                    break
+                cands.append((float(absW[g0:g0 + gn, i0:i0 + ni].mean()), r, g0, gn))
+        cands.sort(key=lambda t: (t[0], t[1], t[2]))
+        target = entry * no                         # outputs each PE of this column prunes
+        pruned = [0] * R
+        for last_segment_too in (False, True):
+            for _, r, g0, gn in cands:
+                if not keep[r, g0] or pruned[r] + gn / 2 > target:   # whole groups, rounded
+                    continue
+                if not last_segment_too and keep[:, g0].sum() < 2:
+                    continue
                 keep[r, g0:g0 + gn] = False
-                pruned += gn
+                pruned[r] += gn
     return keep
 
 

@@ -32,9 +32,12 @@ ReLU-trained network with the 25% / 50% thresholds written into its runtime word
 
 Weight pruning (``ws.map(..., weight_sparsity=q)``, mapping/weight_sparsity.py): the
 ReLU-trained network pruned by magnitude to 25% / 50% of each layer's weights (whole PE
-column segments, groups of 4 outputs), then fine-tuned with the mask for the same number
-of epochs from those weights (ReLU zero skipping on, t = 0); pruned weights are not stored
-and cost no cycles. Also printed: the accuracy right after pruning, before fine-tuning.
+column segments, groups of 4 outputs, balanced per PE), each output's kept weights
+rescaled to the L2 norm its weights had (without it a 16-layer ReLU stack loses its
+signal and fine-tuning stays at chance), then fine-tuned with the mask for the same
+number of epochs from those weights (ReLU zero skipping on, t = 0); pruned weights are
+not stored and cost no cycles. Also printed: the accuracy right after pruning, before
+fine-tuning.
 
 Run: python benchmarks/bench_sparsity.py [--depth 16] [--epochs 2] [--blocks 2x2]
                                           [--lr 0.03] [--samples N]
@@ -84,6 +87,19 @@ def quantile_thresholds(params, X, q: float) -> list[float]:
         a = np.where(np.abs(a) <= np.float32(t), np.float32(0), a)
         out.append(t)
     return out
+
+
+def rescale_kept(model, masks) -> None:
+    """After pruning: scales each output's kept weights so that its weight vector keeps
+    its L2 norm (a deep ReLU stack otherwise loses signal variance layer after layer:
+    pruning a share p of every neuron's inputs shrinks its output by about sqrt(1 - p),
+    16 times over). Masked weights are left as they are (the plan does not store them)."""
+    for d, m in zip(model.dense_layers(), masks):
+        W = d.linear.weight
+        full = np.sqrt((W.astype(np.float64) ** 2).sum(axis=1))
+        kept = np.sqrt((np.where(m, W, 0).astype(np.float64) ** 2).sum(axis=1))
+        scale = np.where(kept > 0, full / np.maximum(kept, 1e-30), 1.0)
+        W[...] = np.where(m, W * scale[:, None], W).astype(np.float32)
 
 
 def run(name, model, thresholds, blocks, Xtr, ytr, Xte, yte, epochs, lr, weight_sparsity=None):
@@ -158,7 +174,8 @@ def main() -> None:
     # weight pruning: magnitude pruning of the ReLU-trained network (the 25% / 50% of each
     # layer's weights in the PE column segments of smallest mean |w|, in groups of 4
     # outputs), then fine-tuned with the mask for the same epochs; ReLU zero skipping on
-    pruned_models = {}
+    # (each output's kept weights rescaled to its former L2 norm: rescale_kept)
+    pruned_models, masks = {}, {}
     for q in (0.25, 0.5):
         m = make_model(args.depth)
         for d, (W, b) in zip(m.dense_layers(), trained):
@@ -167,9 +184,11 @@ def main() -> None:
         pruned_models[q] = m
         # accuracy right after pruning, before fine-tuning (inference only)
         p0 = ws.map(m.copy(), blocks=blocks, slots=2, weight_sparsity=q)
-        pruned_models[q].acc0 = infer(p0, Xte, yte)[0]
+        m.acc0 = infer(p0, Xte, yte)[0]
+        masks[q] = p0.weight_masks()
+        rescale_kept(m, masks[q])
     rows += [run(f"{int(q * 100)}% pruned", pruned_models[q], [0.0] * hidden, blocks, Xtr, ytr,
-                 Xte, yte, args.epochs, args.lr, weight_sparsity=q) for q in (0.25, 0.5)]
+                 Xte, yte, args.epochs, args.lr, weight_sparsity=masks[q]) for q in (0.25, 0.5)]
     base = rows[0]
     print(f"{'configuration':<14} {'hidden acts not sent':>20} {'weights pruned':>14} "
           f"{'train cyc/sample':>17} "

@@ -30,6 +30,15 @@ pipelined), each with its speed-up against dense; the share of the hidden layers
 activations that were not sent; test accuracy; wall time. Then inference only: the
 ReLU-trained network with the 25% / 50% thresholds written into its runtime words.
 
+Weight pruning (``ws.map(..., weight_sparsity=q)``, mapping/weight_sparsity.py): the
+ReLU-trained network pruned by magnitude to 25% / 50% of each layer's weights (whole PE
+column segments, groups of 4 outputs, balanced per PE), each output's kept weights
+rescaled to the L2 norm its weights had (without it a 16-layer ReLU stack loses its
+signal and fine-tuning stays at chance), then fine-tuned with the mask for the same
+number of epochs from those weights (ReLU zero skipping on, t = 0); pruned weights are
+not stored and cost no cycles. Also printed: the accuracy right after pruning, before
+fine-tuning.
+
 Run: python benchmarks/bench_sparsity.py [--depth 16] [--epochs 2] [--blocks 2x2]
                                           [--lr 0.03] [--samples N]
 Emulated cycles do not depend on the machine; wall times are noisy (shared machine).
@@ -49,7 +58,8 @@ import wafersim as ws  # noqa: E402
 from wafersim.train.datasets import digits  # noqa: E402
 
 #: Cerebras, Hot Chips 32 (2020): speed against dense, 34-layer FC network on CS-1
-PUBLISHED = {"dense": 1.0, "ReLU (t = 0)": 1.7, "25% induced": 2.0, "50% induced": 2.4}
+PUBLISHED = {"dense": 1.0, "ReLU (t = 0)": 1.7, "25% induced": 2.0, "50% induced": 2.4,
+             "25% pruned": 2.0, "50% pruned": 2.4}
 
 
 def make_model(depth: int, seed: int = 0) -> ws.nn.Sequential:
@@ -79,12 +89,26 @@ def quantile_thresholds(params, X, q: float) -> list[float]:
     return out
 
 
-def run(name, model, thresholds, blocks, Xtr, ytr, Xte, yte, epochs, lr):
+def rescale_kept(model, masks) -> None:
+    """After pruning: scales each output's kept weights so that its weight vector keeps
+    its L2 norm (a deep ReLU stack otherwise loses signal variance layer after layer:
+    pruning a share p of every neuron's inputs shrinks its output by about sqrt(1 - p),
+    16 times over). Masked weights are left as they are (the plan does not store them)."""
+    for d, m in zip(model.dense_layers(), masks):
+        W = d.linear.weight
+        full = np.sqrt((W.astype(np.float64) ** 2).sum(axis=1))
+        kept = np.sqrt((np.where(m, W, 0).astype(np.float64) ** 2).sum(axis=1))
+        scale = np.where(kept > 0, full / np.maximum(kept, 1e-30), 1.0)
+        W[...] = np.where(m, W * scale[:, None], W).astype(np.float32)
+
+
+def run(name, model, thresholds, blocks, Xtr, ytr, Xte, yte, epochs, lr, weight_sparsity=None):
     depth = len(model.dense_layers())
     # slots=2: SGD holds one sample per PE; the default (2 per layer) puts a deep
     # network's runtime words beyond ld16 / st16's reach
     plan = ws.map(model.copy(), blocks=blocks, slots=2,
-                  activation_threshold=[max(t, 0.0) for t in thresholds])
+                  activation_threshold=[max(t, 0.0) for t in thresholds],
+                  weight_sparsity=weight_sparsity)
     if thresholds[0] < 0:           # dense: |a| <= -1 never holds
         for b in plan.layers[:-1]:
             for c in range(b.cols):
@@ -101,7 +125,12 @@ def run(name, model, thresholds, blocks, Xtr, ytr, Xte, yte, epochs, lr):
     t1 = time.perf_counter()
     acc, inf_cps, _ = infer(plan, Xte, yte)
     wall_inf = time.perf_counter() - t1
+    busy = {k: v / max(1, st.samples_trained) for k, v in st.busy_by_pass().items()}
+    masks = plan.weight_masks()
+    pruned = 1 - sum(int(m.sum()) for m in masks) / sum(m.size for m in masks)
+    mem = plan.memory()
     return {"name": name, "depth": depth, "train": train_cps, "infer": inf_cps, "acc": acc,
+            "pruned": pruned, "mem": max(v["data_bytes"] for v in mem.values()), "busy": busy,
             "dropped": dropped, "saved": saved / max(1, st.samples_forwarded), "wall": wall,
             "wall_inf": wall_inf, "t": thresholds, "plan": plan, "weights": tr.weights()}
 
@@ -142,15 +171,43 @@ def main() -> None:
     th = {q: quantile_thresholds(trained, Xtr, q) for q in (0.25, 0.5)}
     rows += [run(f"{int(q * 100)}% induced", model, th[q], blocks, Xtr, ytr, Xte, yte,
                  args.epochs, args.lr) for q in (0.25, 0.5)]
+    # weight pruning: magnitude pruning of the ReLU-trained network (the 25% / 50% of each
+    # layer's weights in the PE column segments of smallest mean |w|, in groups of 4
+    # outputs), then fine-tuned with the mask for the same epochs; ReLU zero skipping on
+    # (each output's kept weights rescaled to its former L2 norm: rescale_kept)
+    pruned_models, masks = {}, {}
+    for q in (0.25, 0.5):
+        m = make_model(args.depth)
+        for d, (W, b) in zip(m.dense_layers(), trained):
+            d.linear.weight[...] = W
+            d.linear.bias[...] = b
+        pruned_models[q] = m
+        # accuracy right after pruning, before fine-tuning (inference only)
+        p0 = ws.map(m.copy(), blocks=blocks, slots=2, weight_sparsity=q)
+        m.acc0 = infer(p0, Xte, yte)[0]
+        masks[q] = p0.weight_masks()
+        rescale_kept(m, masks[q])
+    rows += [run(f"{int(q * 100)}% pruned", pruned_models[q], [0.0] * hidden, blocks, Xtr, ytr,
+                 Xte, yte, args.epochs, args.lr, weight_sparsity=masks[q]) for q in (0.25, 0.5)]
     base = rows[0]
-    print(f"{'configuration':<14} {'hidden acts not sent':>20} {'train cyc/sample':>17} "
+    print(f"{'configuration':<14} {'hidden acts not sent':>20} {'weights pruned':>14} "
+          f"{'train cyc/sample':>17} "
           f"{'speed-up':>8} {'infer cyc/sample':>17} {'speed-up':>8} {'f_act cyc saved/sample':>22} "
-          f"{'test acc':>8} {'published':>9} {'wall s':>7}")
+          f"{'max PE bytes':>12} {'test acc':>8} {'published':>9} {'wall s':>7}")
     for row in rows:
-        print(f"{row['name']:<14} {100 * row['dropped']:>19.1f}% {row['train']:>17,.0f} "
+        print(f"{row['name']:<14} {100 * row['dropped']:>19.1f}% {100 * row['pruned']:>13.1f}% "
+              f"{row['train']:>17,.0f} "
               f"{base['train'] / row['train']:>7.2f}x {row['infer']:>17,.0f} "
-              f"{base['infer'] / row['infer']:>7.2f}x {row['saved']:>22,.0f} "
+              f"{base['infer'] / row['infer']:>7.2f}x {row['saved']:>22,.0f} {row['mem']:>12,} "
               f"{row['acc']:>8.3f} {PUBLISHED[row['name']]:>8.1f}x {row['wall'] + row['wall_inf']:>7.1f}")
+    passes = ("forward", "delta", "chain", "control")
+    print("busy cycles of the whole wafer per trained sample, by pass (training):")
+    print(f"{'configuration':<14} " + " ".join(f"{p:>9}" for p in passes))
+    for row in rows:
+        print(f"{row['name']:<14} " + " ".join(f"{row['busy'].get(p, 0):>9,.0f}" for p in passes))
+    for q in (0.25, 0.5):
+        print(f"{int(q * 100)}% pruned: test accuracy right after pruning the ReLU-trained "
+              f"network, before fine-tuning: {pruned_models[q].acc0:.3f}")
     print("thresholds (25%):", ", ".join(f"{t:.3g}" for t in rows[2]["t"]))
     print("thresholds (50%):", ", ".join(f"{t:.3g}" for t in rows[3]["t"]))
     # inference only: the ReLU-trained network with the thresholds written into its

@@ -24,11 +24,13 @@ DESCRIPTOR_BYTES = 512
 
 
 def pe_data_bytes(nin: int, nout: int, esize: int, slots: int, final: bool, first: bool,
-                  skip_depth: int = 0, extra: int = 0) -> int:
+                  skip_depth: int = 0, extra: int = 0, stored: int | None = None) -> int:
     """Data bytes a worker (and, if ``final``, finalizer) PE of this size needs;
     ``skip_depth``: the FIFO slots of a residual's join (0: not a join); ``extra``: the
-    bytes the lowerings add (an optimizer's velocities, an activation's stored inputs)."""
-    n = nin * (nout + slots) + nin * nout + nout        # W + activation slots, G, fpsum
+    bytes the lowerings add (an optimizer's velocities, an activation's stored inputs);
+    ``stored``: weight columns per row when pruned weights are not stored (None: nout)."""
+    sc = nout if stored is None else stored
+    n = nin * (sc + slots) + nin * sc + nout            # W + activation slots, G, fpsum
     if not first:
         n += nin                                        # dpsum
     if final:

@@ -20,6 +20,7 @@ from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .plan import DTYPES, Plan
 from .routes import mapping_routes
 from .smear import check_smear
+from .weight_sparsity import check_weight_sparsity, kept_outputs
 
 __all__ = ["map_model"]
 
@@ -57,7 +58,8 @@ def _origin(origin) -> tuple[int, int]:
 def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0, 0),
               slots: int | None = None, skip_depth="balanced", loss=None,
               optimizer=None, activation_threshold=None, checkpoint=None,
-              smear=None, cpgd: bool = False, order_log: int = 0) -> Plan:
+              smear=None, cpgd: bool = False, order_log: int = 0,
+              weight_sparsity=None) -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -96,6 +98,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       updates each sample's forward pass was behind its own update (``stats().staleness()``).
       Needs plain SGD. ``order_log``: entries per PE of a log of the order of forward reads
       and updates (0: none), for a reference to replay the run bit for bit.
+    * ``weight_sparsity``: pruned weights, stored compressed (no memory, no cycles) and kept
+      at zero through training: None (dense), a fraction p in [0, 1) for every layer
+      (magnitude pruning), a list with one entry per mapped layer, or a {layer: entry}
+      dict; an entry is None, a fraction, or a bool mask of the layer's weight shape
+      (True = kept), constant on each PE column segment (mapping/weight_sparsity.py).
+      ``Plan.weight_masks()`` gives the masks.
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -127,6 +135,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         raise ConfigError(f"dtype must be 'fp32' or 'fp16', got {dtype!r}")
     dense: list[DenseLayer] = model.dense_layers()
     thresholds = check_activation_threshold(activation_threshold, len(dense))
+    pruning = check_weight_sparsity(weight_sparsity, dense)
     if any(t is not None for t in thresholds) and (residual_blocks(dense) or branch_blocks(dense)):
         raise ConfigError("activation_threshold is not supported with Residual or TwoBranch "
                           "blocks (their skip paths are sent dense; docs/unsupported_functionality.md)")
@@ -145,6 +154,10 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
     cpgd, order_log = check_cpgd(cpgd, order_log, dense, optimizer_for(optimizer))
+    if cpgd and any(p is not None for p in pruning):
+        raise ConfigError("cpgd=True is not supported with weight_sparsity: the staleness "
+                          "counters and the order log are not wired into the compressed "
+                          "programs (docs/unsupported_functionality.md)", category="unsupported")
     if slots is None:
         slots = min(2 * len(dense), 64)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
@@ -212,9 +225,10 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for p in [p for b in layer_blocks for p in b.points()] + heads:
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
+    keep = kept_outputs(pruning, layer_blocks, [(d.linear.weight, None) for d in dense])
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
-                cpgd=cpgd, order_log=order_log)
+                cpgd=cpgd, order_log=order_log, weight_keep=keep)
     plan.source_model = source
     plan.load()
     return plan

@@ -73,4 +73,6 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
                   loss=plan.loss_lowering if last and r == c else None,
                   a_in=a_in, d_col=col["D"],
                   p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in,
-                  cpgd=plan.cpgd, order_log=plan.order_log, **extra)
+                  cpgd=plan.cpgd, order_log=plan.order_log,
+                  keep=(None if plan.weight_keep[b.index] is None
+                        else plan.weight_keep[b.index][(r, c)]), **extra)

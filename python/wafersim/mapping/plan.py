@@ -29,6 +29,7 @@ from .pe_specs import pe_spec
 from .program import PASSES, PeSpec, pe_source
 from .placement import LayerBlock, branch_blocks, residual_blocks
 from .routes import mapping_routes
+from .weight_sparsity import mask_of
 
 __all__ = ["Plan", "DTYPES"]
 
@@ -41,7 +42,7 @@ class Plan:
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
                  loss=None, optimizer=None, activation_thresholds=None, cpgd: bool = False,
-                 order_log: int = 0):
+                 order_log: int = 0, weight_keep=None):
         self.model = model
         #: the torch model ``model`` was converted from (its parameters follow training)
         self.source_model = None
@@ -56,6 +57,9 @@ class Plan:
         #: no threshold word; always None for the output layer) [EC411]
         self.activation_thresholds: list[float | None] = list(
             activation_thresholds or [None] * len(blocks))
+        #: per layer: None (dense) or {(r, c): the local outputs whose weights PE (r, c)
+        #: stores} (weight sparsity; mapping/weight_sparsity.py)
+        self.weight_keep: list[dict | None] = list(weight_keep or [None] * len(blocks))
         self.colors = colors
         self.dtype = dtype
         self.slots = slots
@@ -150,7 +154,7 @@ class Plan:
                     extra = sum(part.extra_bytes(spec.nin, spec.nout, esize, spec.slots, r == c)
                                 for part in spec.lowerings())
                     need = pe_data_bytes(spec.nin, spec.nout, esize, spec.slots, r == c,
-                                         b.index == 0, spec.skip_depth, extra)
+                                         b.index == 0, spec.skip_depth, extra, spec.ncols)
                     if need > limit:
                         raise self._too_big(b, r, c, need, limit)
                     src = pe_source(spec)
@@ -301,8 +305,9 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self.specs[b.at(r, c)]
-                    blk = np.zeros((spec.nin, spec.nout + spec.slots), dtype=t)
-                    blk[:, :spec.nout] = W[spec.o0:spec.o0 + spec.nout, spec.i0:spec.i0 + spec.nin].T
+                    blk = np.zeros((spec.nin, spec.ncols + spec.slots), dtype=t)
+                    kept = [spec.o0 + j for j in (range(spec.nout) if spec.keep is None else spec.keep)]
+                    blk[:, :len(kept)] = W[kept, spec.i0:spec.i0 + spec.nin].T
                     self.wafer.memcpy_h2d("w", blk.ravel(), rect=b.at(r, c))
                     if r == c and spec.bias:
                         self.wafer.memcpy_h2d("bias", bias[spec.o0:spec.o0 + spec.nout].astype(t),
@@ -318,8 +323,9 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     s = self.specs[b.at(r, c)]
-                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(s.nin, s.nout + s.slots)
-                    W[s.o0:s.o0 + s.nout, s.i0:s.i0 + s.nin] = raw[:, :s.nout].T
+                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(s.nin, s.ncols + s.slots)
+                    kept = [s.o0 + j for j in (range(s.nout) if s.keep is None else s.keep)]
+                    W[kept, s.i0:s.i0 + s.nin] = raw[:, :len(kept)].T   # pruned: 0
                     if r == c and s.bias:
                         bias[s.o0:s.o0 + s.nout] = self.wafer.memcpy_d2h("bias", rect=b.at(r, c)).ravel()
             out.append((W, bias))
@@ -422,6 +428,11 @@ class Plan:
                 f"{float(info.max):.6g}); choose another value or map with dtype='fp32'")
         return v
 
+    def weight_masks(self) -> list[np.ndarray]:
+        """Per layer: its weight mask (n_out, n_in), True where a weight is stored and
+        trained, False where it is pruned (stays 0); all True for a dense layer."""
+        return [mask_of(b, k) for b, k in zip(self.layers, self.weight_keep)]
+
     # ---- descriptions -----------------------------------------------------------------
     def memory(self) -> dict[tuple[int, int], dict]:
         """Per PE: data bytes used, instructions of its program, and the bytes of forward
@@ -460,6 +471,10 @@ class Plan:
                          f"{min(n for _, n in ins)}..{max(n for _, n in ins)}, {len(outs)} output "
                          f"groups of {min(n for _, n in outs)}..{max(n for _, n in outs)}; "
                          f"finalizers on the diagonal")
+            if self.weight_keep[b.index] is not None:
+                m = mask_of(b, self.weight_keep[b.index])
+                lines.append(f"    weights pruned: {100 * (1 - m.mean()):.1f}% (whole PE column "
+                             f"segments; {int(m.sum())} of {m.size} stored)")
         head = (f"; a softmax head column of {len(self.heads)} PE(s) at {self.heads[0]}.."
                 f"{self.heads[-1]}" if self.heads else "")
         lines.append(f"  loss {self.loss!r}{head}; optimizer {self.optimizer!r}")

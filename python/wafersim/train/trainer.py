@@ -352,7 +352,7 @@ class Trainer:
                 for c in range(b.cols):
                     s = p.specs[b.at(r, c)]
                     for wname, bname in names:
-                        p.wafer.memcpy_h2d(wname, np.zeros(s.nin * s.nout, self._t), rect=b.at(r, c))
+                        p.wafer.memcpy_h2d(wname, np.zeros(s.nin * s.ncols, self._t), rect=b.at(r, c))
                         if r == c and s.bias:
                             p.wafer.memcpy_h2d(bname, np.zeros(s.nout, self._t), rect=b.at(r, c))
         if state:

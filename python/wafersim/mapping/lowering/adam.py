@@ -111,7 +111,7 @@ class AdamLowering(SgdLowering):
     # ---- the update task -----------------------------------------------------------------
     def update(self, s: PeSpec) -> list[str]:
         _fp32_only(s.dtype)
-        nw, nb = s.nin * s.nout, (s.nout if s.final and s.bias else 0)
+        nw, nb = s.nin * s.ncols, (s.nout if s.final and s.bias else 0)
         n = nw + nb
         rsqrt, recip = _routines(n + 1)
         last = f"adam_a + {4 * n}"
@@ -210,7 +210,7 @@ class AdamLowering(SgdLowering):
     # ---- storage and words ---------------------------------------------------------------
     def data(self, s: PeSpec):
         _fp32_only(s.dtype)
-        nw, nb = s.nin * s.nout, (s.nout if s.final and s.bias else 0)
+        nw, nb = s.nin * s.ncols, (s.nout if s.final and s.bias else 0)
         n = nw + nb
 
         def dsd(name: str, base: str, length: int) -> str:

@@ -175,7 +175,7 @@ class SgdLowering(OptimizerLowering):
         L = [W.declare(C_MOM, value_type=TY), W.declare(C_WD, value_type=TY)]
         names = ["c_mom", "c_wd"]
         if self.momentum > 0:
-            n = s.nin * s.nout
+            n = s.nin * s.ncols
             L += [f"d_vall:   .dsd mem1d, base=vel, length={n}, stride={E}",
                   W.declare(VEL, value_type=TY, count=n)]
             names.append("vel")

@@ -10,24 +10,31 @@ from .. import task_ids as T
 from . import cpgd
 from .idioms import column, fab_in, stage_dsds
 from .spec import PeSpec
+from .sparse_weights import sparse_weight_data
 
 __all__ = ["data_section"]
 
 
 def _descriptors(s: PeSpec) -> list[str]:
     E, nin, nout, rowb, K, F = s.esize, s.nin, s.nout, s.row_bytes, s.slots, s.final
-    L = [f"d_wrow:   .dsd mem1d, base=w, length={nout}, stride={E}, wli=1",
+    # a row of W holds the stored columns (every output, or the kept ones: weight
+    # sparsity), then the activation slots
+    nc = s.ncols
+    runs = s.runs()
+    _, p0, n0 = runs[0] if runs else (0, 0, nout)
+    L = [f"d_wrow:   .dsd mem1d, base=w{f' + {p0 * E}' if p0 else ''}, length={n0 if runs else 1}, "
+         f"stride={E}, wli=1",
          f"d_fpsum:  .dsd mem1d, base=fpsum, length={nout}, stride={E}",
-         f"d_actst:  .dsd mem1d, base=w + {nout * E}, length=1, stride={E}, wli=1",
+         f"d_actst:  .dsd mem1d, base=w + {nc * E}, length=1, stride={E}, wli=1",
          column(s, "d_wcol", "w", rowb, True, 3),
-         column(s, "d_actz", f"w + {nout * E}", rowb, True, 3)]
-    L += [column(s, f"d_actc{k}", f"w + {(nout + k) * E}", rowb, False, 3) for k in range(K)]
-    L += [column(s, "d_gcol", "g", nout * E, True, 4),
+         column(s, "d_actz", f"w + {nc * E}", rowb, True, 3)]
+    L += [column(s, f"d_actc{k}", f"w + {(nc + k) * E}", rowb, False, 3) for k in range(K)]
+    L += [column(s, "d_gcol", "g", nc * E, True, 4),
           f"x_col:    .xdsd mem4d, dims=({nin},), strides=({rowb},)",
-          f"x_gcol:   .xdsd mem4d, dims=({nin},), strides=({nout * E},)",
-          f"d_gall:   .dsd mem1d, base=g, length={nin * nout}, stride={E}",
-          f"x_wall:   .xdsd mem4d, dims=({nout}, {nin}), strides=(unit, {rowb})",
-          f"d_wall:   .dsd mem4d, base=w, dims=({nout}, {nin}), xdsr=2"]
+          f"x_gcol:   .xdsd mem4d, dims=({nin},), strides=({nc * E},)",
+          f"d_gall:   .dsd mem1d, base=g, length={nin * nc}, stride={E}",
+          f"x_wall:   .xdsd mem4d, dims=({nc}, {nin}), strides=(unit, {rowb})",
+          f"d_wall:   .dsd mem4d, base=w, dims=({nc}, {nin}), xdsr=2"]
     if not F:
         L.append(f"d_pout:   .dsd fabric_out, color={s.p_out}, length={nout}, sw=1, ue=1, "
                  f"utid={T.UT_PCHAIN}, ac={T.F_SENT}")
@@ -118,8 +125,8 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
         exports_last = names
     else:
         exports_last = []
-    L += [W.declare(W.W, value_type=TY, count=nin * (nout + K)),
-          W.declare(W.G, value_type=TY, count=nin * nout),
+    L += [W.declare(W.W, value_type=TY, count=nin * (s.ncols + K)),
+          W.declare(W.G, value_type=TY, count=nin * s.ncols),
           W.declare(W.FPSUM, value_type=TY, count=nout)]
     if s.has_dp:
         L.append(W.declare(W.DPSUM, value_type=TY, count=nin))
@@ -191,5 +198,6 @@ def data_section(s: PeSpec) -> list[str]:
     athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
     words = _words(s)
     lines = ([head, ".data"] + _descriptors(s) + words + athr + cpgd.descriptors(s)
-             + numbers + extra_data + [".export " + ", ".join(exports + extra_exports)])
+             + sparse_weight_data(s) + numbers + extra_data
+             + [".export " + ", ".join(exports + extra_exports)])
     return _slots_high(lines) if _low_bytes(lines, words) > LD16_REACH else lines

@@ -92,8 +92,13 @@ def own_block_pass(s: PeSpec, then: list[str]) -> list[str]:
         for j in range(s.nout):
             L += [f"own{variant}_{j}: {MV} r2, [r6]",
                   f"        feq{FX} r2, #0",
-                  f"        bt own{variant}z_{j}",
-                  f"dnz{variant}_{j}: li r4, {E * j}               ; column j of W"]
+                  f"        bt own{variant}z_{j}"]
+            pos = s.position(j)
+            if pos is None:     # weight sparsity: j's weights are pruned here
+                L += [f"dnz{variant}_{j}:                           ; (pruned here: no DP, no CP)",
+                      f"own{variant}z_{j}: addi r6, {E}"]
+                continue
+            L.append(f"dnz{variant}_{j}: li r4, {E * pos}               ; column j of W")
             if s.has_dp:
                 L.append(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
             L += [";@pass chain"] + cp + [";@pass delta",

@@ -52,7 +52,7 @@ def main_task(s: PeSpec) -> list[str]:
          f"        li {CPV}, cps",
          f"        movi {FSLOT}, 0",
          f"        movi {ESIZE}, {s.esize}",
-         "        lds0wds S0[0], d_fpsum",
+         "        lds0wds S0[0], " + ("d_frun0" if s.sparse and s.runs() else "d_fpsum"),
          "        lds1wds S1[0], d_wrow",
          "        lddwds  D[0], d_actst",
          "        ldxds   X[3], x_col",

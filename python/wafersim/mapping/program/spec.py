@@ -61,6 +61,10 @@ class PeSpec:
                                 # word c_athr (EC411); False: exact zeros are skipped
     cpgd: bool = False          # CPGD bookkeeping: staleness counters (program/cpgd.py)
     order_log: int = 0          # CPGD: entries of the order log (0: none; tests)
+    keep: tuple[int, ...] | None = None  # weight sparsity: the outputs of O_c (local indices,
+                                         # ascending) whose weights this PE stores; None:
+                                         # all (dense). Pruned outputs cost no memory and no
+                                         # cycles here (mapping/weight_sparsity.py)
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""
@@ -93,8 +97,36 @@ class PeSpec:
         return 4 if self.dtype == "fp32" else 2
 
     @property
+    def sparse(self) -> bool:
+        return self.keep is not None
+
+    @property
+    def ncols(self) -> int:
+        """Stored weight columns per input row: every output (dense), or the kept ones (at
+        least one: a PE that keeps none stores one zero column that nothing reads)."""
+        return self.nout if self.keep is None else max(len(self.keep), 1)
+
+    def position(self, j: int) -> int | None:
+        """Stored column of local output j (None: pruned here)."""
+        if self.keep is None:
+            return j
+        return self.keep.index(j) if j in self.keep else None
+
+    def runs(self) -> list[tuple[int, int, int]]:
+        """(first local output, its stored column, length) of every run of consecutive
+        kept outputs: one vector operation each in the forward pass."""
+        keep = range(self.nout) if self.keep is None else self.keep
+        out: list[list[int]] = []
+        for p, j in enumerate(keep):
+            if out and out[-1][0] + out[-1][2] == j:
+                out[-1][2] += 1
+            else:
+                out.append([j, p, 1])
+        return [tuple(r) for r in out]
+
+    @property
     def row_bytes(self) -> int:
-        return (self.nout + self.slots) * self.esize
+        return (self.ncols + self.slots) * self.esize
 
     @property
     def FX(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..registers import ESIZE, O0
 from . import cpgd
 from .idioms import chain_hop
+from .sparse_weights import delta_column, pruned_delta_end
 from .spec import PeSpec
 
 __all__ = ["delta_task", "delta_closeout"]
@@ -16,15 +17,22 @@ __all__ = ["delta_task", "delta_closeout"]
 def delta_task(s: PeSpec) -> list[str]:
     """b_delta: delta_j in r2, j in r4 [0346]; ESIZE = element size, CPV = the chain-pass
     variant, NEGLR = -lr (both set by setup; registers.py)."""
-    L = [";@pass delta",
-         "b_delta:                                ; delta_j in r2, j in r4"]
-    L += cpgd.delta_logged(s)
-    L += [f"        sub16 r4, r4, {O0}",
-         f"        mul16 r4, r4, {ESIZE}              ; column j of W"]
+    if s.sparse:    # weight sparsity: the stored column of j, or nothing to do
+        column = delta_column(s)
+        L = [";@pass delta"] + column[:1] + cpgd.delta_logged(s) + column[1:]
+    else:
+        L = [";@pass delta",
+             "b_delta:                                ; delta_j in r2, j in r4"]
+        L += cpgd.delta_logged(s)
+        L += [f"        sub16 r4, r4, {O0}",
+              f"        mul16 r4, r4, {ESIZE}              ; column j of W"]
     if s.has_dp:
         L.append(f"        fmac{s.FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
     L.append(";@pass chain")
-    return L + s.optimizer.delta_chain_pass(s)
+    L += s.optimizer.delta_chain_pass(s)
+    if s.sparse:
+        L += [";@pass delta"] + pruned_delta_end()
+    return L
 
 
 def delta_closeout(s: PeSpec) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..registers import FSLOT, I0, ROWB
 from . import cpgd
 from .idioms import chain_hop
+from .sparse_weights import forward_runs, row_offset
 from .spec import PeSpec
 
 __all__ = ["activation_task", "closeout_task", "worker_chain"]
@@ -15,10 +16,13 @@ __all__ = ["activation_task", "closeout_task", "worker_chain"]
 
 def activation_task(s: PeSpec) -> list[str]:
     """f_act (f_rxact:acc [0410]): a_i in r2, i in r4 [0346]."""
-    L = [";@pass forward",
-         f"f_act:  sub16 r4, r4, {I0}               ; a_i in r2, i in r4 [0346]: local input",
-         f"        mul16 r4, r4, {ROWB}               ; its row of W",
-         f"        fmac{s.FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]"]
+    if s.sparse:    # weight sparsity: one multiply-add per run of kept outputs
+        L = [";@pass forward"] + row_offset() + forward_runs(s)
+    else:
+        L = [";@pass forward",
+             f"f_act:  sub16 r4, r4, {I0}               ; a_i in r2, i in r4 [0346]: local input",
+             f"        mul16 r4, r4, {ROWB}               ; its row of W",
+             f"        fmac{s.FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]"]
     if s.slots > 1:
         L.append(f"        add16 r4, r4, {FSLOT}              ; the sample's activation slot")
     L += cpgd.act_counted(s)

@@ -59,6 +59,8 @@ class PeSpec:
                                      # (two-branch: branch g's dL/dx)
     athr: bool = False          # F: its activations are sent only when |a| > the runtime
                                 # word c_athr (EC411); False: exact zeros are skipped
+    recomputes: bool = False    # a reverse checkpoint's kept layer: it replays a sample's
+                                # forward pass from its stored inputs (recompute.py)
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""

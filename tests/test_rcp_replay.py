@@ -1,0 +1,130 @@
+"""Reverse checkpoint (RCP; seed 000 FIG. 28D-E, [0615], [0653], [0655]): the replay of a
+kept layer's forward pass from the inputs it stored (mapping/program/recompute.py), run on
+one PE of a real mapping's program. It must give the forward pass's partial sums bit for
+bit (the same fused multiply-adds on the same operands in the same order), for the
+sample's own slot among several in flight, in fp32 and fp16; checked against the sums the
+forward pass sent and against once-rounded exact arithmetic in that order."""
+
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import wafersim as ws
+from wafersim.mapping import task_ids as T
+from wafersim.mapping.program import pe_source
+
+pytestmark = pytest.mark.nosanitize
+
+_NP = {"fp32": np.float32, "fp16": np.float16}
+
+
+def _round(value: Fraction, t):
+    """Round to nearest even of an exact rational to numpy type t (finite values)."""
+    guess = t(float(value))
+    cands = {guess, np.nextafter(guess, t(np.inf)), np.nextafter(guess, t(-np.inf))}
+    bits = np.uint16 if np.dtype(t).itemsize == 2 else np.uint32
+    return min(cands, key=lambda c: (abs(Fraction(float(c)) - value),
+                                     int(np.array(c).view(bits)) & 1))
+
+
+def _fmac_order(W, a, t):
+    """sums_o = sum over nonzero a_i, i increasing, of W[o, i] * a_i, one rounding per
+    fused multiply-add (f_act [0408])."""
+    out = []
+    for o in range(W.shape[0]):
+        acc = t(0)
+        for i in np.flatnonzero(a):
+            acc = _round(Fraction(float(acc)) + Fraction(float(W[o, i])) * Fraction(float(a[i])), t)
+        out.append(acc)
+    return np.array(out, dtype=t)
+
+
+def _worker_spec(dtype, slots):
+    """A chain-start worker of layer 1 (not a finalizer) of a 12-10-9-4 mapping, made a
+    recomputing layer's PE."""
+    model = ws.nn.Sequential(ws.nn.Linear(12, 10, seed=1), ws.nn.ReLU(),
+                             ws.nn.Linear(10, 9, seed=2), ws.nn.ReLU(),
+                             ws.nn.Linear(9, 4, seed=3))
+    plan = ws.map(model, blocks=[(3, 3), (3, 3), (3, 1)], dtype=dtype, slots=slots)
+    spec = next(s for s in plan.specs.values()
+                if s.layer == 1 and not s.final and s.p_in is None)
+    return replace(spec, recomputes=True)
+
+
+def _run(dtype, slots, samples, seed):
+    s = _worker_spec(dtype, slots)
+    t = _NP[dtype]
+    rng = np.random.default_rng(seed)
+    W = rng.uniform(-1, 1, (s.nout, s.nin)).astype(t)
+    pe = ws.pe.LonePE()
+    pe.load(pe_source(s))
+    blk = np.zeros((s.nin, s.nout + s.slots), dtype=t)
+    blk[:, :s.nout] = W.T
+    pe.write("w", blk.ravel())
+    pe.launch("main")
+    pe.launch("config")
+    pe.run()
+    pe.write("v_mode", np.array([1], np.uint16))          # training: keep the slots
+    pe.write("v_k", np.array([slots], np.uint16))
+    acts, sent, start = [], [], pe.cycle + 1
+    for k in range(samples):
+        a = rng.uniform(-1, 1, s.nin).astype(t)
+        a[rng.random(s.nin) < 0.4] = 0                   # about 40 % zeros, never sent
+        a[k % s.nin] = 0
+        nz = np.flatnonzero(a)
+        pe.inject(s.a_in, a[nz], dtype=dtype, index=s.i0 + nz, start=start)
+        pe.close(s.a_in, T.F_CLOSE, start=start + len(nz))
+        pe.run()
+        start = pe.cycle + 1
+        acts.append(a)
+    sent = pe.output_values(s.p_out, dtype).reshape(samples, s.nout)
+    assert not pe.read("fpsum").any()                    # the chain hop cleared the sums
+    replayed = []
+    for k in range(samples):
+        # the backward pass's slot (a runtime word the host does not export: by address)
+        pe.write_memory(pe.program.symbols["v_bpsl"].address, np.array([k], np.uint16))
+        pe.reset_stats()
+        pe.launch("r_replay")
+        pe.run()
+        st = pe.stats()
+        replayed.append((pe.read("fpsum").astype(t).copy(), st["instructions"], st["busy_cycles"]))
+        pe.write("fpsum", np.zeros(s.nout, t))
+    return s, W, acts, sent, replayed
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_replay_gives_the_forward_sums_bit_for_bit_0653(dtype):
+    """[0653]: the kept layer recomputes its forward pass of the sample from its stored
+    inputs; [0655] the backward pass then uses what it recomputed: bit for bit the forward
+    pass's sums, for each of three samples in flight (its own slot, v_bpsl)."""
+    s, W, acts, sent, replayed = _run(dtype, slots=3, samples=3, seed=5)
+    t = _NP[dtype]
+    for k, a in enumerate(acts):
+        got = replayed[k][0]
+        assert np.array_equal(got.view(np.uint8), sent[k].astype(t).view(np.uint8)), k
+        assert np.array_equal(got, _fmac_order(W, a, t)), k
+        # and it is the matrix-vector product (float64, to rounding)
+        assert np.allclose(got.astype(np.float64), W.astype(np.float64) @ a,
+                           atol=1e-5 if dtype == "fp32" else 2e-2)
+
+
+def test_replay_reads_only_its_slot_and_skips_zeros_0408():
+    """The samples differ: replaying slot k gives sample k's sums, not another's; one fused
+    multiply-add per nonzero stored input, as f_act ran one per nonzero wavelet [0408]."""
+    s, W, acts, sent, replayed = _run("fp32", slots=2, samples=2, seed=7)
+    assert not np.array_equal(replayed[0][0], replayed[1][0])
+    for k in range(2):
+        assert np.array_equal(replayed[k][0], _fmac_order(W, acts[k], np.float32))
+        ops = replayed[k][1]
+        assert ops["fmacs"] == np.count_nonzero(acts[k]) < s.nin
+        assert ops["feqs"] == s.nin
+
+
+def test_programs_without_a_policy_carry_no_replay():
+    """A mapping that does not recompute (every mapping today) carries no replay code."""
+    model = ws.nn.Sequential(ws.nn.Linear(4, 3, seed=1), ws.nn.ReLU(), ws.nn.Linear(3, 2, seed=2))
+    plan = ws.map(model)
+    assert all(not s.recomputes for s in plan.specs.values())
+    assert all("r_replay" not in pe_source(s) for s in plan.specs.values())

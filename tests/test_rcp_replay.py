@@ -128,3 +128,15 @@ def test_programs_without_a_policy_carry_no_replay():
     plan = ws.map(model)
     assert all(not s.recomputes for s in plan.specs.values())
     assert all("r_replay" not in pe_source(s) for s in plan.specs.values())
+
+
+def test_map_still_refuses_discarding_policies_naming_what_is_missing():
+    """Until the trigger, recompute mode and gating exist, a discarding policy is refused
+    for every algorithm (CPGD included), naming what exists and what does not."""
+    model = ws.nn.Sequential(ws.nn.Linear(4, 3, seed=1), ws.nn.ReLU(),
+                             ws.nn.Linear(3, 3, seed=2), ws.nn.ReLU(), ws.nn.Linear(3, 2, seed=3))
+    with pytest.raises(ws.ConfigError) as e:
+        ws.map(model, checkpoint=2)
+    msg = str(e.value)
+    assert e.value.category == "unsupported"
+    assert "[1]" in msg and "CPGD" in msg and "replay" in msg and "trigger" in msg

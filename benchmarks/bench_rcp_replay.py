@@ -6,13 +6,14 @@ digits inputs, fp32. For each chain-start worker of the layers that recompute un
 checkpoint=2 (layers 0 and 2; f_act and the replay are the same code on every PE of a
 layer, only the row's inputs differ), the PE's own mapped program (with the replay added) runs on one PE: the sample's
 inputs of its row stream in as in the forward pass (busy cycles of ``f_act``, one task per
-nonzero input), then the replay runs from the slot they were stored in (busy cycles of
-``r_replay``, a loop over every stored input, skipping zeros). The replay's sums equal the
-forward pass's, bit for bit (checked here too). Emulated cycles are deterministic.
+nonzero input, and of the closeout ``f_close``, which issues the chain hop), then the replay runs from the slot they were stored in (busy cycles of
+``r_replay``: a loop over every stored input, skipping zeros, and the issue of the
+chain hop). The sums the replay's hop sends equal the forward pass's, bit for bit
+(checked here too). Emulated cycles are deterministic.
 
-The replay is only the first step of a recompute: the partial-sum chains, the finalizers'
-a = f(z) and sends, and the discarding layers' ``f_act`` follow as in the forward pass
-(not built yet; docs/training.md, "Reverse checkpoint").
+The replay is only the first step of a recompute: the finalizers' sums, a = f(z) and
+sends, and the discarding layers' ``f_act`` follow as in the forward pass (not built yet;
+docs/training.md, "Reverse checkpoint").
 
     python benchmarks/bench_rcp_replay.py [--samples 20]
 """
@@ -34,7 +35,7 @@ from wafersim.train.datasets import digits  # noqa: E402
 
 
 def measure(spec, W, inputs) -> tuple[list[int], list[int]]:
-    """(f_act busy cycles, r_replay busy cycles) per sample on one PE running ``spec``'s
+    """(f_act + f_close busy cycles, r_replay busy cycles) per sample on one PE running ``spec``'s
     program; ``W``: the PE's weights (nout x nin); ``inputs``: its row's inputs per sample."""
     s = replace(spec, recomputes=True)
     pe = ws.pe.LonePE()
@@ -57,17 +58,18 @@ def measure(spec, W, inputs) -> tuple[list[int], list[int]]:
         pe.inject(s.a_in, a[nz], dtype="fp32", index=s.i0 + nz, start=start)
         pe.close(s.a_in, T.F_CLOSE, start=start + len(nz))
         pe.run()
-        fwd.append(int(pe.stats()["busy_by_task"].get(s.a_in, 0)))
+        busy = pe.stats()["busy_by_task"]
+        fwd.append(int(busy.get(s.a_in, 0)) + int(busy.get(T.F_CLOSE, 0)))
         sent = pe.output_values(s.p_out, "fp32")[-s.nout:]
         pe.write_memory(where["v_bpsl"], np.array([slot], np.uint16))
         pe.reset_stats()
         pe.launch("r_replay")
         pe.run()
         rep.append(int(pe.stats()["busy_by_task"].get(T.RECOMPUTE, 0)))
-        assert np.array_equal(pe.read("fpsum").view(np.uint32), sent.view(np.uint32))
-        # the sample's backward pass would end here: clear the sums and the slots, and
-        # keep the PE admitting (v_infl back to 0)
-        pe.write("fpsum", np.zeros(s.nout, np.float32))
+        again = pe.output_values(s.p_out, "fp32")[-s.nout:]   # the replay's hop
+        assert np.array_equal(again.view(np.uint32), sent.view(np.uint32))
+        # the sample's backward pass would end here: clear the slots, and keep the PE
+        # admitting (v_infl back to 0)
         pe.write("w", blk.ravel())
         pe.write_memory(where["v_infl"], np.array([0], np.uint16))
     return fwd, rep
@@ -89,9 +91,9 @@ def main() -> None:
         z = acts[-1] @ d.linear.weight.T.astype(np.float32) + d.linear.bias.astype(np.float32)
         acts.append(np.maximum(z, 0).astype(np.float32))
     shapes = ", ".join(f"{b.rows}x{b.cols}" for b in plan.layers)
-    print(f"replay loop vs. forward f_act tasks, 64-64-64-10 ReLU, blocks {shapes}, fp32, "
+    print(f"replay loop vs. forward f_act and f_close tasks, 64-64-64-10 ReLU, blocks {shapes}, fp32, "
           f"{len(X)} digits samples (busy cycles per PE per sample)")
-    print(f"  {'layer':5s} {'PEs':>4s} {'inputs':>7s} {'nonzero':>8s} {'f_act':>16s} "
+    print(f"  {'layer':5s} {'PEs':>4s} {'inputs':>7s} {'nonzero':>8s} {'f_act+f_close':>16s} "
           f"{'replay':>16s} {'ratio':>6s}")
     for l in (0, 2):
         b = plan.layers[l]

@@ -1,9 +1,10 @@
 """Reverse checkpoint (RCP; seed 000 FIG. 28D-E, [0615], [0653], [0655]): the replay of a
 kept layer's forward pass from the inputs it stored (mapping/program/recompute.py), run on
-one PE of a real mapping's program. It must give the forward pass's partial sums bit for
-bit (the same fused multiply-adds on the same operands in the same order), for the
-sample's own slot among several in flight, in fp32 and fp16; checked against the sums the
-forward pass sent and against once-rounded exact arithmetic in that order."""
+one worker PE of a real mapping's program, and its hop of the partial-sum chain. It must
+send the forward pass's partial sums bit for bit (the same fused multiply-adds on the same
+operands in the same order, then the same chain addition), for the sample's own slot
+among several in flight, in fp32 and fp16, without counting a new sample; checked against
+the sums the forward pass sent and against once-rounded exact arithmetic in that order."""
 
 from dataclasses import replace
 from fractions import Fraction
@@ -41,20 +42,28 @@ def _fmac_order(W, a, t):
     return np.array(out, dtype=t)
 
 
-def _worker_spec(dtype, slots):
-    """A chain-start worker of layer 1 (not a finalizer) of a 12-10-9-4 mapping, made a
-    recomputing layer's PE."""
+def _worker_spec(dtype, slots, chain_start=True):
+    """A worker (not a finalizer) of layer 1 of a 12-10-9-4 mapping, at the start of its
+    column's partial-sum chain or not, made a recomputing layer's PE."""
     model = ws.nn.Sequential(ws.nn.Linear(12, 10, seed=1), ws.nn.ReLU(),
                              ws.nn.Linear(10, 9, seed=2), ws.nn.ReLU(),
                              ws.nn.Linear(9, 4, seed=3))
     plan = ws.map(model, blocks=[(3, 3), (3, 3), (3, 1)], dtype=dtype, slots=slots)
     spec = next(s for s in plan.specs.values()
-                if s.layer == 1 and not s.final and s.p_in is None)
+                if s.layer == 1 and not s.final and (s.p_in is None) == chain_start)
     return replace(spec, recomputes=True)
 
 
-def _run(dtype, slots, samples, seed):
-    s = _worker_spec(dtype, slots)
+def _word(pe, name):
+    return int(pe.read_memory(pe.program.symbols[name].address, 2).view(np.uint16)[0])
+
+
+def _run(dtype, slots, samples, seed, chain_start=True):
+    """Streams ``samples`` samples' inputs into one worker as the forward pass does (and,
+    off the chain's start, its neighbour's sums), then replays each slot. Returns the
+    spec, W, the inputs, the sums the forward pass sent up the chain, and per replay: the
+    sums it sent, its instruction counts, the neighbour's sums it was given."""
+    s = _worker_spec(dtype, slots, chain_start)
     t = _NP[dtype]
     rng = np.random.default_rng(seed)
     W = rng.uniform(-1, 1, (s.nout, s.nin)).astype(t)
@@ -68,7 +77,7 @@ def _run(dtype, slots, samples, seed):
     pe.run()
     pe.write("v_mode", np.array([1], np.uint16))          # training: keep the slots
     pe.write("v_k", np.array([slots], np.uint16))
-    acts, sent, start = [], [], pe.cycle + 1
+    acts, far, start = [], [], pe.cycle + 1
     for k in range(samples):
         a = rng.uniform(-1, 1, s.nin).astype(t)
         a[rng.random(s.nin) < 0.4] = 0                   # about 40 % zeros, never sent
@@ -76,22 +85,30 @@ def _run(dtype, slots, samples, seed):
         nz = np.flatnonzero(a)
         pe.inject(s.a_in, a[nz], dtype=dtype, index=s.i0 + nz, start=start)
         pe.close(s.a_in, T.F_CLOSE, start=start + len(nz))
+        if not chain_start:                              # the far neighbour's sums
+            far.append(rng.uniform(-1, 1, s.nout).astype(t))
+            pe.inject(s.p_in, far[-1], dtype=dtype, start=start + len(nz) + 20)
         pe.run()
         start = pe.cycle + 1
         acts.append(a)
     sent = pe.output_values(s.p_out, dtype).reshape(samples, s.nout)
     assert not pe.read("fpsum").any()                    # the chain hop cleared the sums
+    assert _word(pe, "v_infl") == samples
     replayed = []
     for k in range(samples):
         # the backward pass's slot (a runtime word the host does not export: by address)
         pe.write_memory(pe.program.symbols["v_bpsl"].address, np.array([k], np.uint16))
         pe.reset_stats()
         pe.launch("r_replay")
+        if not chain_start:
+            pe.inject(s.p_in, far[k], dtype=dtype, start=pe.cycle + 50)
         pe.run()
         st = pe.stats()
-        replayed.append((pe.read("fpsum").astype(t).copy(), st["instructions"], st["busy_cycles"]))
-        pe.write("fpsum", np.zeros(s.nout, t))
-    return s, W, acts, sent, replayed
+        out = pe.output_values(s.p_out, dtype)[-s.nout:]
+        replayed.append((out.astype(t), st["instructions"], st["tasks_started"]))
+        assert not pe.read("fpsum").any()                # r_sent cleared the sums
+        assert _word(pe, "v_infl") == samples            # no new sample counted
+    return s, W, acts, sent, replayed, far
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
@@ -99,10 +116,11 @@ def test_replay_gives_the_forward_sums_bit_for_bit_0653(dtype):
     """[0653]: the kept layer recomputes its forward pass of the sample from its stored
     inputs; [0655] the backward pass then uses what it recomputed: bit for bit the forward
     pass's sums, for each of three samples in flight (its own slot, v_bpsl)."""
-    s, W, acts, sent, replayed = _run(dtype, slots=3, samples=3, seed=5)
+    s, W, acts, sent, replayed, _ = _run(dtype, slots=3, samples=3, seed=5)
     t = _NP[dtype]
     for k, a in enumerate(acts):
         got = replayed[k][0]
+        assert replayed[k][2].get(T.R_SENT) == 1 and T.F_SENT not in replayed[k][2]
         assert np.array_equal(got.view(np.uint8), sent[k].astype(t).view(np.uint8)), k
         assert np.array_equal(got, _fmac_order(W, a, t)), k
         # and it is the matrix-vector product (float64, to rounding)
@@ -113,13 +131,30 @@ def test_replay_gives_the_forward_sums_bit_for_bit_0653(dtype):
 def test_replay_reads_only_its_slot_and_skips_zeros_0408():
     """The samples differ: replaying slot k gives sample k's sums, not another's; one fused
     multiply-add per nonzero stored input, as f_act ran one per nonzero wavelet [0408]."""
-    s, W, acts, sent, replayed = _run("fp32", slots=2, samples=2, seed=7)
+    s, W, acts, sent, replayed, _ = _run("fp32", slots=2, samples=2, seed=7)
     assert not np.array_equal(replayed[0][0], replayed[1][0])
     for k in range(2):
         assert np.array_equal(replayed[k][0], _fmac_order(W, acts[k], np.float32))
         ops = replayed[k][1]
         assert ops["fmacs"] == np.count_nonzero(acts[k]) < s.nin
         assert ops["feqs"] == s.nin
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_replay_hop_adds_the_far_neighbours_sums_as_the_forward_pass_0411(dtype):
+    """Off the chain's start, the replay's hop adds the sums arriving from the far
+    neighbour to its own and passes them on [0411], [0412]: bit for bit what the forward
+    pass's hop sent, and (own sums + neighbour's, one rounding) by exact arithmetic."""
+    s, W, acts, sent, replayed, far = _run(dtype, slots=2, samples=2, seed=11,
+                                           chain_start=False)
+    t = _NP[dtype]
+    for k, a in enumerate(acts):
+        got = replayed[k][0]
+        assert np.array_equal(got.view(np.uint8), sent[k].astype(t).view(np.uint8)), k
+        mine = _fmac_order(W, a, t)
+        want = np.array([_round(Fraction(float(x)) + Fraction(float(y)), t)
+                         for x, y in zip(far[k], mine)], dtype=t)
+        assert np.array_equal(got, want), k
 
 
 def test_programs_without_a_policy_carry_no_replay():

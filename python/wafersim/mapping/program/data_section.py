@@ -8,6 +8,7 @@ from __future__ import annotations
 from .. import runtime_words as W
 from .. import task_ids as T
 from .idioms import column, fab_in, stage_dsds
+from .recompute import replay_descriptors
 from .spec import PeSpec
 
 __all__ = ["data_section"]
@@ -32,6 +33,8 @@ def _descriptors(s: PeSpec) -> list[str]:
                  f"utid={T.UT_PCHAIN}, ac={T.F_SENT}")
         if s.p_in is not None:
             L.append(fab_in("d_pin", s.p_in, nout))
+        if s.recomputes:
+            L += replay_descriptors(s)
     if s.has_dp:
         L.append(f"d_dpsum:  .dsd mem1d, base=dpsum, length={nin}, stride={E}")
         L.append(f"d_hout:   .dsd fabric_out, color={s.h_out}, length={nin}, sw=1, ue=1, "

@@ -13,32 +13,59 @@ after its previous sample). So the replay runs the same fused multiply-add on th
 operands (``S0[0]`` = fpsum, ``S1[0]`` = the WLI row of W, r2(:r3) = a_i) for every
 stored a_i that is not +-0, in increasing i: the same sequence of roundings.
 
-Only the local loop is here; the trigger that starts it, the partial-sum chain and the
-finalizers' recompute mode after it are not built yet (docs/training.md, "Reverse
-checkpoint", "What the wafer needs"), and ``ws.map`` refuses discarding policies.
+After the loop a worker (not a finalizer) passes its sums on along the column's
+partial-sum chain as in the forward pass, with an operation of its own whose completion
+(``r_sent``) clears the sums and ends: the replay is no new sample, so ``fp_count`` /
+``fp_end`` do not run. The trigger that starts the replay, the finalizers' recompute
+mode (z, a = f(z), the sends east) and the discarding layers' side are not built yet
+(docs/training.md, "Reverse checkpoint", "What the wafer needs"), and ``ws.map`` refuses
+discarding policies.
 """
 
 from __future__ import annotations
 
 from .. import task_ids as T
 from ..registers import ROWB
+from .idioms import chain_hop
 from .spec import PeSpec
 
-__all__ = ["replay_task", "replay_table"]
+__all__ = ["replay_task", "replay_table", "replay_descriptors"]
 
 #: Registers the loop keeps between iterations: both "unused" in registers.py, so no other
 #: task's state is clobbered.
 _ROW, _END = "r13", "r15"
 
 
+def replay_descriptors(s: PeSpec) -> list[str]:
+    """A worker's chain output for the replay: the forward pass's ``d_pout`` with its own
+    completion (``R_SENT``), so that the end of the hop does not count a new sample."""
+    if s.final:
+        return []
+    return [f"d_rpout:  .dsd fabric_out, color={s.p_out}, length={s.nout}, sw=1, ue=1, "
+            f"utid={T.UT_PCHAIN}, ac={T.R_SENT}"]
+
+
 def replay_table(s: PeSpec) -> list[str]:
-    """The ``.task`` line of the replay (a local id: a control wavelet or the host starts it)."""
-    return [f".task r_replay, {T.RECOMPUTE}"]
+    """The ``.task`` lines of the replay (local ids: a control wavelet or the host starts
+    ``r_replay``; a worker's chain operation ends in ``r_sent``)."""
+    L = [f".task r_replay, {T.RECOMPUTE}"]
+    if not s.final:
+        L.append(f".task r_sent, {T.R_SENT}")
+    return L
+
+
+def replay_chain(s: PeSpec) -> list[str]:
+    """A worker's hop of the column's partial-sum chain after the replay [0411], [0412]:
+    the same operation as the forward pass's (its sums, plus the far neighbour's when it
+    is not the chain's start), ending in ``r_sent``, which clears the sums and ends."""
+    return chain_hop(s, "d_fpsum", "d_rpout", "d_pin" if s.p_in is not None else None,
+                     reg=4, sums_reg=3, sent="r_sent") + ["        term"]
 
 
 def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     """r_replay: fpsum += W[O_c, i] * a_i for each stored a_i != 0 of the backward slot, i
-    increasing, then ``then`` (default: end the task). The loop keeps the row's byte
+    increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
+    finalizer ends the task, its recompute mode is not built). The loop keeps the row's byte
     offset in r13 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
     address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]."""
     E, MV, FX = s.esize, s.MV, s.FX
@@ -60,4 +87,6 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          f"rpz:    add16 {_ROW}, {_ROW}, {ROWB}",
          f"        lt16 {_ROW}, {_END}",
          "        bt rpl"]
-    return L + (then if then is not None else ["        term"])
+    if then is None:
+        then = ["        term"] if s.final else replay_chain(s)
+    return L + then

@@ -67,7 +67,8 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
     finalizer ends the task, its recompute mode is not built). The loop keeps the row's byte
     offset in r13 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
-    address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]."""
+    address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]. Its
+    instructions count in the forward pass's statistics (``Plan.pass_of_pc``)."""
     E, MV, FX = s.esize, s.MV, s.FX
     L = [";@pass forward",
          "r_replay: ld16 r5, v_bpsl",
@@ -77,7 +78,7 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          "        add16 r5, r5, r0               ; &a_0 in the backward slot",
          f"        movi {_ROW}, 0",
          f"        li {_END}, {s.nin * s.row_bytes}",
-         f"rpl:    mov16 r6, r5",
+         "rpl:    mov16 r6, r5",
          f"        add16 r6, r6, {_ROW}",
          f"        {MV} r2, [r6]                  ; a_i as stored by f_act",
          f"        feq{FX} r2, #0",
@@ -85,7 +86,7 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          f"        mov16 r4, {_ROW}                 ; W[O_c, i]: the row at r4 (WLI)",
          f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i, as f_act [0408]",
          f"rpz:    add16 {_ROW}, {_ROW}, {ROWB}",
-         f"        lt16 {_ROW}, {_END}",
+         f"        ltu16 {_ROW}, {_END}               ; (unsigned: rows may pass 32 KiB / 2)",
          "        bt rpl"]
     if then is None:
         then = ["        term"] if s.final else replay_chain(s)

@@ -175,3 +175,87 @@ def test_map_still_refuses_discarding_policies_naming_what_is_missing():
     msg = str(e.value)
     assert e.value.category == "unsupported"
     assert "[1]" in msg and "CPGD" in msg and "replay" in msg and "trigger" in msg
+
+
+def _finalizer_run(dtype, act, samples, seed, zero_slot=True):
+    """Layer 1 of a 6-5-4-3 mapping in 1 x 1 blocks: its one PE is the column's finalizer.
+    Streams ``samples`` samples' inputs as the forward pass does, then replays each slot
+    (its stored outputs zeroed first, so that they must be recomputed)."""
+    model = ws.nn.Sequential(ws.nn.Linear(6, 5, seed=1), act(),
+                             ws.nn.Linear(5, 4, seed=2), act(), ws.nn.Linear(4, 3, seed=3))
+    plan = ws.map(model, blocks=[(1, 1), (1, 1), (1, 1)], dtype=dtype, slots=samples)
+    s = replace(next(s for s in plan.specs.values() if s.layer == 1), recomputes=True)
+    assert s.final and s.rows == 1 and s.a_out is not None
+    t = _NP[dtype]
+    rng = np.random.default_rng(seed)
+    W = rng.uniform(-1, 1, (s.nout, s.nin)).astype(t)
+    b = rng.uniform(-0.5, 0.5, s.nout).astype(t)
+    pe = ws.pe.LonePE()
+    pe.load(pe_source(s))
+    blk = np.zeros((s.nin, s.nout + s.slots), dtype=t)
+    blk[:, :s.nout] = W.T
+    pe.write("w", blk.ravel())
+    pe.write("bias", b)
+    pe.launch("main")
+    pe.launch("config")
+    pe.run()
+    pe.write("v_mode", np.array([1], np.uint16))
+    pe.write("v_k", np.array([samples], np.uint16))
+    acts, fwd = [], []
+    for k in range(samples):
+        a = rng.uniform(-1, 1, s.nin).astype(t)
+        a[k % s.nin] = 0
+        nz = np.flatnonzero(a)
+        n0 = len(pe.output(s.a_out)["data"])
+        start = pe.cycle + 1
+        pe.inject(s.a_in, a[nz], dtype=dtype, index=s.i0 + nz, start=start)
+        pe.close(s.a_in, T.F_CLOSE, start=start + len(nz))
+        pe.run()
+        out = pe.output(s.a_out)
+        fwd.append({key: np.asarray(v)[n0:].copy() for key, v in out.items()})
+        acts.append(a)
+    infl = _word(pe, "v_infl")
+    aslots = pe.read("aslots").reshape(samples, s.nout).copy()
+    rep = []
+    for k in range(samples):
+        if zero_slot:
+            cur = pe.read("aslots").reshape(samples, s.nout)
+            cur[k] = 0
+            pe.write("aslots", cur.ravel())
+        pe.write_memory(pe.program.symbols["v_bpsl"].address, np.array([k], np.uint16))
+        n0 = len(pe.output(s.a_out)["data"])
+        pe.reset_stats()
+        pe.launch("r_replay")
+        pe.run()
+        out = pe.output(s.a_out)
+        rep.append({key: np.asarray(v)[n0:].copy() for key, v in out.items()})
+        assert _word(pe, "v_infl") == infl and _word(pe, "v_rcm") == 0
+        assert not pe.read("fpsum").any()
+    return s, W, b, acts, fwd, rep, aslots, pe.read("aslots").reshape(samples, s.nout)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("act", [ws.nn.ReLU, ws.nn.Sigmoid])
+def test_finalizer_replay_sends_the_forward_activations_again_0653(dtype, act):
+    """[0653]: the kept layer's finalizer recomputes z = sums + b and a = f(z) from the
+    replayed sums and sends the nonzero activations east again, each with its index,
+    bit for bit as in the forward pass, into the sample's backward slot (so they are
+    really recomputed: the slot was zeroed first), and ends with a closeout of its own
+    (R_CLOSE, not F_CLOSE), counting no new sample."""
+    s, W, b, acts, fwd, rep, before, after = _finalizer_run(dtype, act, samples=2, seed=3)
+    t = _NP[dtype]
+    assert np.array_equal(before.view(np.uint8), after.view(np.uint8))
+    for k in range(len(acts)):
+        f, r = fwd[k], rep[k]
+        fd, rd = ~f["ctrl"].astype(bool), ~r["ctrl"].astype(bool)
+        assert np.array_equal(f["data"][fd], r["data"][rd]) and fd.sum() > 0
+        assert np.array_equal(f["index"][fd], r["index"][rd])
+        assert list(f["index"][~fd]) == [T.F_CLOSE] and list(r["index"][~rd]) == [T.R_CLOSE]
+        # z by exact arithmetic in the device's order: the sums, then + b
+        z = np.array([_round(Fraction(float(x)) + Fraction(float(y)), t)
+                      for x, y in zip(_fmac_order(W, acts[k], t), b)], dtype=t)
+        if act is ws.nn.ReLU:
+            assert np.array_equal(after[k], np.maximum(z, t(0)))
+        else:
+            assert np.allclose(after[k].astype(np.float64), 1 / (1 + np.exp(-z.astype(np.float64))),
+                               atol=1e-6 if dtype == "fp32" else 2e-3)

@@ -64,6 +64,8 @@ def _finalizer_descriptors(s: PeSpec) -> list[str]:
     # round from it to the fabric
     if s.a_out is not None:
         L += stage_dsds(s, "d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END))
+        if s.recomputes:
+            L += replay_descriptors(s)
     L += [f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}",
           f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}",
           fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN),
@@ -96,6 +98,8 @@ def _words(s: PeSpec) -> list[str]:
                                 W.V_FPC, W.V_SEED)]
     L += [W.declare(W.C_I0, init=s.i0), W.declare(W.C_ROWB, init=s.row_bytes),
           W.declare(W.C_O0, init=s.o0), W.declare(W.C_OEND, init=s.o0 + s.nout)]
+    if s.final and s.recomputes:
+        L.append(W.declare(W.V_RCM))
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))
         L += [W.declare(w) for w in (W.V_JCNT, W.V_TXP, W.V_TXPC, W.V_TXS, W.V_DXP, W.V_DXPC,

@@ -16,10 +16,18 @@ stored a_i that is not +-0, in increasing i: the same sequence of roundings.
 After the loop a worker (not a finalizer) passes its sums on along the column's
 partial-sum chain as in the forward pass, with an operation of its own whose completion
 (``r_sent``) clears the sums and ends: the replay is no new sample, so ``fp_count`` /
-``fp_end`` do not run. The trigger that starts the replay, the finalizers' recompute
-mode (z, a = f(z), the sends east) and the discarding layers' side are not built yet
+``fp_end`` do not run. A finalizer sets the replay mode word ``v_rcm`` and joins the
+forward pass's code at the column's sums (``fsums``): z, a = f(z) into the sample's
+*backward* slot, the sparse sends east, then a closeout of its own (``R_CLOSE``) instead
+of the forward pass's, and at the end no ``fp_count`` / ``fp_end``; three small hooks in
+finalizer_forward.py and sender.py (``replay_slot``, ``replay_finished``, the sender's
+``replay_close``) do that, and emit nothing for a PE that does not replay.
+
+The trigger that starts the replay, the discarding layers' side (storing what arrives
+into their recompute slot, ``R_CLOSE``) and the gating are not built yet
 (docs/training.md, "Reverse checkpoint", "What the wafer needs"), and ``ws.map`` refuses
-discarding policies.
+discarding policies. The replay must not overlap a forward pass at the same PE (it uses
+the same sums, registers, descriptors and sender state): the gating's job.
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ from ..registers import ROWB
 from .idioms import chain_hop
 from .spec import PeSpec
 
-__all__ = ["replay_task", "replay_table", "replay_descriptors"]
+__all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
+           "replay_finished"]
 
 #: Registers the loop keeps between iterations: both "unused" in registers.py, so no other
 #: task's state is clobbered.
@@ -38,11 +47,40 @@ _ROW, _END = "r13", "r15"
 
 def replay_descriptors(s: PeSpec) -> list[str]:
     """A worker's chain output for the replay: the forward pass's ``d_pout`` with its own
-    completion (``R_SENT``), so that the end of the hop does not count a new sample."""
+    completion (``R_SENT``), so that the end of the hop does not count a new sample. A
+    finalizer's: the closeout of the replayed activations, index ``R_CLOSE``, with the
+    completion of the forward pass's closeouts (the sender's task)."""
     if s.final:
-        return []
+        return [f"d_txqr: .dsd fabric_out, color={s.a_out}, length=1, sw=1, c=1, "
+                f"index={T.R_CLOSE}, ue=1, utid={T.UT_TX}, ac={T.TX}"]
     return [f"d_rpout:  .dsd fabric_out, color={s.p_out}, length={s.nout}, sw=1, ue=1, "
             f"utid={T.UT_PCHAIN}, ac={T.R_SENT}"]
+
+
+def replay_slot(s: PeSpec) -> list[str]:
+    """At fin3, after ``ld16 r4, v_fpsl``: during a replay the activations go to the
+    sample's backward slot instead (``v_bpsl``), where its backward pass reads them."""
+    if not s.recomputes:
+        return []
+    return ["        ld16 r5, v_rcm",
+            "        eq16 r5, #0",
+            "        bt rfs",
+            "        ld16 r4, v_bpsl                ; a replay: the sample's backward slot",
+            "rfs:"]
+
+
+def replay_finished(s: PeSpec) -> list[str]:
+    """At the end of a finalizer's sends, after the sums are cleared: a replay ends there
+    (no new sample: no ``fp_count`` / ``fp_end``) and leaves replay mode."""
+    if not s.recomputes:
+        return []
+    return ["        ld16 r5, v_rcm",
+            "        eq16 r5, #0",
+            "        bt rfw",
+            "        movi r5, 0",
+            "        st16 r5, v_rcm",
+            "        term                           ; a replay: no new sample",
+            "rfw:"]
 
 
 def replay_table(s: PeSpec) -> list[str]:
@@ -62,10 +100,21 @@ def replay_chain(s: PeSpec) -> list[str]:
                      reg=4, sums_reg=3, sent="r_sent") + ["        term"]
 
 
+def replay_finalize(s: PeSpec) -> list[str]:
+    """A finalizer after its replay loop: the forward pass's column sums, z, a = f(z) and
+    sparse sends, in replay mode (``v_rcm``: the backward slot, the ``R_CLOSE`` closeout,
+    no new sample counted)."""
+    if s.a_out is None or s.skip_out is not None or s.join or s.last:
+        return ["        term                           ; (no replay mode here)"]
+    return ["        movi r5, 1",
+            "        st16 r5, v_rcm",
+            "        jmp fsums                      ; the forward pass's column sums on"]
+
+
 def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     """r_replay: fpsum += W[O_c, i] * a_i for each stored a_i != 0 of the backward slot, i
     increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
-    finalizer ends the task, its recompute mode is not built). The loop keeps the row's byte
+    finalizer's column sums and sends in replay mode, ``replay_finalize``). The loop keeps the row's byte
     offset in r13 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
     address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]. Its
     instructions count in the forward pass's statistics (``Plan.pass_of_pc``)."""
@@ -89,5 +138,5 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          f"        ltu16 {_ROW}, {_END}               ; (unsigned: rows may pass 32 KiB / 2)",
          "        bt rpl"]
     if then is None:
-        then = ["        term"] if s.final else replay_chain(s)
+        then = replay_finalize(s) if s.final else replay_chain(s)
     return L + then

@@ -259,3 +259,103 @@ def test_finalizer_replay_sends_the_forward_activations_again_0653(dtype, act):
         else:
             assert np.allclose(after[k].astype(np.float64), 1 / (1 + np.exp(-z.astype(np.float64))),
                                atol=1e-6 if dtype == "fp32" else 2e-3)
+
+
+# ---- the discarding layers' side ----------------------------------------------------------
+def _slot(pe, s, k):
+    """The stored inputs of slot k (the column beside W's rows)."""
+    return pe.read("w").reshape(s.nin, s.nout + s.slots)[:, s.nout + k].copy()
+
+
+def _load(s, W, b=None):
+    pe = ws.pe.LonePE()
+    pe.load(pe_source(s))
+    blk = np.zeros((s.nin, s.nout + s.slots), dtype=W.dtype)
+    blk[:, :s.nout] = W.T
+    pe.write("w", blk.ravel())
+    if b is not None:
+        pe.write("bias", b)
+    pe.launch("main")
+    pe.launch("config")
+    pe.run()
+    pe.write("v_mode", np.array([1], np.uint16))
+    pe.write("v_k", np.array([s.slots], np.uint16))
+    return pe
+
+
+def _stream(pe, s, a, dtype, close):
+    nz = np.flatnonzero(a)
+    start = pe.cycle + 1
+    pe.inject(s.a_in, a[nz], dtype=dtype, index=s.i0 + nz, start=start)
+    pe.close(s.a_in, close, start=start + len(nz))
+    pe.run()
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+@pytest.mark.parametrize("mode", ["pass", "end"])
+def test_discarding_worker_drops_its_inputs_and_takes_the_recompute_back_0651_0653(dtype, mode):
+    """[0651]: a discarding layer's PE drops the sample's inputs once its forward sums
+    are sent; [0653]: in recompute mode (r_mode) what the replay sends is stored into the
+    sample's backward slot, bit for bit the discarded values; at its closeout (R_CLOSE) a
+    layer inside the segment passes the recomputed sums on (bit for bit the forward
+    pass's), the segment's last layer only clears them. The forward slot is restored: the
+    next sample's inputs are discarded from their own slot, not the recomputed one."""
+    t = _NP[dtype]
+    s = replace(_worker_spec(dtype, 2), recomputes=False, discards=mode)
+    rng = np.random.default_rng(21)
+    W = rng.uniform(-1, 1, (s.nout, s.nin)).astype(t)
+    pe = _load(s, W)
+    a, b = (rng.uniform(-1, 1, s.nin).astype(t) for _ in range(2))
+    a[1] = b[2] = 0
+    _stream(pe, s, a, dtype, T.F_CLOSE)
+    sent = pe.output_values(s.p_out, dtype)
+    assert np.array_equal(sent, _fmac_order(W, a, t))
+    assert not _slot(pe, s, 0).any()                     # discarded
+    pe.launch("r_mode")
+    _stream(pe, s, a, dtype, T.R_CLOSE)                  # what layer k's replay sends
+    assert np.array_equal(_slot(pe, s, 0).view(np.uint8), a.view(np.uint8))
+    out = pe.output_values(s.p_out, dtype)
+    if mode == "pass":
+        assert np.array_equal(out[s.nout:].view(np.uint8), sent.view(np.uint8))
+    else:
+        assert len(out) == s.nout
+    assert not pe.read("fpsum").any() and _word(pe, "v_infl") == 1
+    _stream(pe, s, b, dtype, T.F_CLOSE)                  # the next sample is let in
+    assert np.array_equal(pe.output_values(s.p_out, dtype)[-s.nout:], _fmac_order(W, b, t))
+    assert not _slot(pe, s, 1).any()
+    assert np.array_equal(_slot(pe, s, 0).view(np.uint8), a.view(np.uint8))
+
+
+@pytest.mark.parametrize("mode", ["pass", "end"])
+def test_discarding_finalizer_sends_the_recomputed_activations_on_0653(mode):
+    """A discarding layer's finalizer inside the segment ("pass") finalizes the
+    recomputed sums and sends the same activations east with an R_CLOSE closeout, into
+    its backward slot; the segment's last layer ("end") sends nothing."""
+    model = ws.nn.Sequential(ws.nn.Linear(6, 5, seed=1), ws.nn.ReLU(),
+                             ws.nn.Linear(5, 4, seed=2), ws.nn.ReLU(), ws.nn.Linear(4, 3, seed=3))
+    plan = ws.map(model, blocks=[(1, 1), (1, 1), (1, 1)], slots=2)
+    s = replace(next(s for s in plan.specs.values() if s.layer == 1), discards=mode)
+    rng = np.random.default_rng(4)
+    W = rng.uniform(-1, 1, (s.nout, s.nin)).astype(np.float32)
+    bias = rng.uniform(-0.5, 0.5, s.nout).astype(np.float32)
+    pe = _load(s, W, bias)
+    a = rng.uniform(-1, 1, s.nin).astype(np.float32)
+    _stream(pe, s, a, "fp32", T.F_CLOSE)
+    fwd = {k: np.asarray(v).copy() for k, v in pe.output(s.a_out).items()}
+    kept = pe.read("aslots").reshape(2, s.nout)[0].copy()
+    assert not _slot(pe, s, 0).any()
+    pe.write("aslots", np.zeros(2 * s.nout, np.float32))
+    pe.launch("r_mode")
+    _stream(pe, s, a, "fp32", T.R_CLOSE)
+    assert np.array_equal(_slot(pe, s, 0).view(np.uint32), a.view(np.uint32))
+    out = {k: np.asarray(v)[len(fwd["data"]):] for k, v in pe.output(s.a_out).items()}
+    if mode == "pass":
+        d0, d1 = ~fwd["ctrl"].astype(bool), ~out["ctrl"].astype(bool)
+        assert np.array_equal(fwd["data"][d0], out["data"][d1]) and d0.sum() > 0
+        assert np.array_equal(fwd["index"][d0], out["index"][d1])
+        assert list(out["index"][~d1]) == [T.R_CLOSE]
+        assert np.array_equal(pe.read("aslots").reshape(2, s.nout)[0].view(np.uint32),
+                              kept.view(np.uint32))
+    else:
+        assert len(out["data"]) == 0
+    assert not pe.read("fpsum").any() and _word(pe, "v_infl") == 1

@@ -28,7 +28,7 @@ from .control import bp_end, fp_count, fp_end
 from .data_section import data_section
 from .finalizer_backward import finalize_backward, finalize_later
 from .finalizer_forward import column_sums, finalize_forward
-from .recompute import replay_table, replay_task
+from .recompute import discard_table, recompute_mode, replay_table, replay_task
 from .setup import config_and_setup, main_task, task_table
 from .spec import PeSpec
 from .update import update_task
@@ -60,6 +60,8 @@ def pe_source(s: PeSpec) -> str:
         L += finalize_backward(s)
     if s.recomputes:
         L += replay_table(s) + replay_task(s)
+    if s.discards:
+        L += discard_table(s) + recompute_mode(s)
     return _pass_labels(L)
 
 

@@ -33,7 +33,7 @@ def _descriptors(s: PeSpec) -> list[str]:
                  f"utid={T.UT_PCHAIN}, ac={T.F_SENT}")
         if s.p_in is not None:
             L.append(fab_in("d_pin", s.p_in, nout))
-        if s.recomputes:
+        if s.recomputes or s.discards == "pass":
             L += replay_descriptors(s)
     if s.has_dp:
         L.append(f"d_dpsum:  .dsd mem1d, base=dpsum, length={nin}, stride={E}")
@@ -64,7 +64,7 @@ def _finalizer_descriptors(s: PeSpec) -> list[str]:
     # round from it to the fabric
     if s.a_out is not None:
         L += stage_dsds(s, "d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END))
-        if s.recomputes:
+        if s.sends_replay:
             L += replay_descriptors(s)
     L += [f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}",
           f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}",
@@ -98,7 +98,7 @@ def _words(s: PeSpec) -> list[str]:
                                 W.V_FPC, W.V_SEED)]
     L += [W.declare(W.C_I0, init=s.i0), W.declare(W.C_ROWB, init=s.row_bytes),
           W.declare(W.C_O0, init=s.o0), W.declare(W.C_OEND, init=s.o0 + s.nout)]
-    if s.final and s.recomputes:
+    if s.sends_replay:
         L.append(W.declare(W.V_RCM))
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))

@@ -19,7 +19,7 @@ def column_sums(s: PeSpec) -> list[str]:
     """The end of the column's chain at F_c: its own sums (plus the bias, added while the
     chain runs), then the sums from the rows below (fin2) and above (fin3), into z."""
     FX, MV = s.FX, s.MV
-    L = ["fsums:"] if s.recomputes else []      # where a replay joins the forward pass
+    L = ["fsums:"] if s.sends_replay else []      # where a replay joins the forward pass
     L += ["        lds1wds S1[3], d_fpsum"]
     if s.bias:
         L += ["        lds0wds S0[11], d_fpsum",
@@ -88,7 +88,7 @@ def finalize_forward(s: PeSpec) -> list[str]:
     L += staged_sender("tx", s, stage=T.STAGE_TX, q_dsd="d_txq", flag_var="v_flag",
                        last_round=last_round, done=done,
                        threshold="d_athr" if s.athr else None,
-                       replay_close="d_txqr" if s.recomputes else None)
+                       replay_close="d_txqr" if s.sends_replay else None)
     if s.skip_out is not None:
         L += ["sk_sent:"] + finished
     if s.join:

@@ -1,4 +1,5 @@
-"""The replay of a reverse checkpoint's kept layer (seed 000 FIG. 28D-E, [0615], [0653]):
+"""The recompute pass of a reverse checkpoint on the PEs (seed 000 FIG. 28D-E, [0615],
+[0651]-[0653]). The replay of a kept layer:
 when a sample's backward pass reaches the discarding layers east of kept layer k, each PE
 of layer k recomputes its forward partial sums of that sample from the inputs it stored
 in the sample's backward slot (``v_bpsl``; A 2826 / A 2829), instead of waiting for the
@@ -23,22 +24,29 @@ of the forward pass's, and at the end no ``fp_count`` / ``fp_end``; three small 
 finalizer_forward.py and sender.py (``replay_slot``, ``replay_finished``, the sender's
 ``replay_close``) do that, and emit nothing for a PE that does not replay.
 
-The trigger that starts the replay, the discarding layers' side (storing what arrives
-into their recompute slot, ``R_CLOSE``) and the gating are not built yet
-(docs/training.md, "Reverse checkpoint", "What the wafer needs"), and ``ws.map`` refuses
-discarding policies. The replay must not overlap a forward pass at the same PE (it uses
+The discarding layers' side (``PeSpec.discards``): in training, ``fp_end`` drops the
+sample's inputs once its sums are sent ([0651]); ``r_mode`` (the trigger's task) points
+``f_act``'s stores at the sample's backward slot and lets the activations in; at the
+replayed activations' closeout ``r_close`` restores the forward slot and, inside the
+segment ("pass"), goes on exactly as the kept layer after its loop, at its end ("end")
+clears the sums.
+
+The trigger that starts ``r_replay`` / ``r_mode`` (a route from the segment's end), the
+gating of the deltas, the one-slot layout of a discarding layer and the wiring into
+``ws.map`` are not built yet (docs/training.md, "Reverse checkpoint", "What the wafer
+needs"), and ``ws.map`` refuses discarding policies. The replay must not overlap a forward pass at the same PE (it uses
 the same sums, registers, descriptors and sender state): the gating's job.
 """
 
 from __future__ import annotations
 
 from .. import task_ids as T
-from ..registers import ROWB
+from ..registers import FSLOT, ROWB
 from .idioms import chain_hop
 from .spec import PeSpec
 
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
-           "replay_finished"]
+           "replay_finished", "discard_inputs", "discard_table", "recompute_mode"]
 
 #: Registers the loop keeps between iterations: both "unused" in registers.py, so no other
 #: task's state is clobbered.
@@ -60,7 +68,7 @@ def replay_descriptors(s: PeSpec) -> list[str]:
 def replay_slot(s: PeSpec) -> list[str]:
     """At fin3, after ``ld16 r4, v_fpsl``: during a replay the activations go to the
     sample's backward slot instead (``v_bpsl``), where its backward pass reads them."""
-    if not s.recomputes:
+    if not s.sends_replay:
         return []
     return ["        ld16 r5, v_rcm",
             "        eq16 r5, #0",
@@ -72,14 +80,14 @@ def replay_slot(s: PeSpec) -> list[str]:
 def replay_finished(s: PeSpec) -> list[str]:
     """At the end of a finalizer's sends, after the sums are cleared: a replay ends there
     (no new sample: no ``fp_count`` / ``fp_end``) and leaves replay mode."""
-    if not s.recomputes:
+    if not s.sends_replay:
         return []
     return ["        ld16 r5, v_rcm",
             "        eq16 r5, #0",
             "        bt rfw",
             "        movi r5, 0",
             "        st16 r5, v_rcm",
-            "        term                           ; a replay: no new sample",
+            "        jmp admit                      ; a replay: no new sample",
             "rfw:"]
 
 
@@ -95,9 +103,11 @@ def replay_table(s: PeSpec) -> list[str]:
 def replay_chain(s: PeSpec) -> list[str]:
     """A worker's hop of the column's partial-sum chain after the replay [0411], [0412]:
     the same operation as the forward pass's (its sums, plus the far neighbour's when it
-    is not the chain's start), ending in ``r_sent``, which clears the sums and ends."""
+    is not the chain's start), ending in ``r_sent``, which clears the sums and ends in
+    ``admit`` (which lets the next sample in only if the forward pass's rules allow)."""
     return chain_hop(s, "d_fpsum", "d_rpout", "d_pin" if s.p_in is not None else None,
-                     reg=4, sums_reg=3, sent="r_sent") + ["        term"]
+                     reg=4, sums_reg=3, sent="r_sent") + [
+        "        jmp admit                      ; (a discarding layer blocked A meanwhile)"]
 
 
 def replay_finalize(s: PeSpec) -> list[str]:
@@ -140,3 +150,57 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     if then is None:
         then = replay_finalize(s) if s.final else replay_chain(s)
     return L + then
+
+
+# ---- the discarding layers (k+1 .. m-1 of a segment) ----------------------------------------
+def discard_inputs(s: PeSpec) -> list[str]:
+    """At ``fp_end`` of a discarding layer's PE, in training: its inputs of the sample are
+    dropped once its sums are sent ([0651]); the recompute brings them back ([0653])."""
+    if not s.discards:
+        return []
+    return ["        ld16 r5, v_mode",
+            "        eq16 r5, #0",
+            "        bt dsc0",
+            f"        mov16 r4, {FSLOT}",
+            "        lddwds  D[11], d_actz",
+            f"        {s.MV} D[11], #0                   ; discard the sample's inputs [0651]",
+            "dsc0:"]
+
+
+def discard_table(s: PeSpec) -> list[str]:
+    """``r_mode`` (the trigger's task: the recompute is coming) and ``r_close`` (the
+    replayed activations' closeout, ``R_CLOSE``)."""
+    L = [f".task r_mode, {T.RECOMPUTE}", f".task r_close, {T.R_CLOSE}"]
+    if s.discards == "pass" and not s.final:
+        L.append(f".task r_sent, {T.R_SENT}")
+    return L
+
+
+def recompute_mode(s: PeSpec) -> list[str]:
+    """A discarding layer's side of the recompute. ``r_mode``: ``f_act`` stores what
+    arrives into the sample's backward slot (FSLOT <- v_bpsl), and the activations are let
+    in. ``r_close``: the activations are blocked again and FSLOT restored; then in a
+    "pass" layer the recompute goes on as after the kept layer's loop (a worker's chain
+    hop, a finalizer's sums and sends), in the segment's last layer ("end") the sums
+    are cleared: nothing east needs them. Either way it ends in ``admit``, which lets the
+    next sample's activations in only if the forward pass's rules allow."""
+    E = s.esize
+    L = [";@pass forward",
+         "r_mode: ld16 r5, v_bpsl",
+         f"        li r0, {E}",
+         "        mul16 r5, r5, r0",
+         f"        mov16 {FSLOT}, r5                  ; store the replayed inputs in the backward slot"]
+    if s.sends_replay:
+        L += ["        movi r5, 1", "        st16 r5, v_rcm"]
+    L += [f"        unblock.t {s.a_in}",
+          f"r_close: block {s.a_in}",
+          "        ld16 r5, v_fpsl",
+          f"        li r0, {E}",
+          "        mul16 r5, r5, r0",
+          f"        mov16 {FSLOT}, r5                  ; the forward slot again"]
+    if s.discards == "pass":
+        return L + (["        jmp fsums                      ; the forward pass's column sums on"]
+                    if s.final else replay_chain(s))
+    return L + ["        lddwds  D[11], d_fpsum",
+                f"        {s.MV} D[11], #0                   ; the segment's end: clear the sums",
+                "        jmp admit"]

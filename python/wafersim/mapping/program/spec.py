@@ -61,6 +61,8 @@ class PeSpec:
                                 # word c_athr (EC411); False: exact zeros are skipped
     recomputes: bool = False    # a reverse checkpoint's kept layer: it replays a sample's
                                 # forward pass from its stored inputs (recompute.py)
+    discards: str | None = None  # a discarding layer: "pass" (the recompute goes on east)
+                                 # or "end" (the segment's last layer); None: it keeps
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""
@@ -82,6 +84,11 @@ class PeSpec:
     @property
     def final(self) -> bool:
         return self.row == self.col
+
+    @property
+    def sends_replay(self) -> bool:
+        """A finalizer that finalizes and sends replayed sums (recompute.py)."""
+        return self.final and (self.recomputes or self.discards == "pass")
 
     @property
     def has_dp(self) -> bool:

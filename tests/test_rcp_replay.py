@@ -4,7 +4,10 @@ one worker PE of a real mapping's program, and its hop of the partial-sum chain.
 send the forward pass's partial sums bit for bit (the same fused multiply-adds on the same
 operands in the same order, then the same chain addition), for the sample's own slot
 among several in flight, in fp32 and fp16, without counting a new sample; checked against
-the sums the forward pass sent and against once-rounded exact arithmetic in that order."""
+the sums the forward pass sent and against once-rounded exact arithmetic in that order.
+Then the discarding layers' side ([0651], [0653]): their inputs dropped after the forward
+pass, taken back from the replay's stream into the backward slot, the recompute passed on
+or ended."""
 
 from dataclasses import replace
 from fractions import Fraction

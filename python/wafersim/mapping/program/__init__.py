@@ -15,7 +15,7 @@ finalizer_backward  F_c's backward pass: delta (the loss's at the output), sends
 join                forks and joins of residual and two-branch blocks
 sender              the round-based sparse sender of a finalizer
 update              the update task (the optimizer's lowering inside)
-recompute           a reverse checkpoint's kept layer: replay of its forward sums
+recompute           reverse checkpoint: a kept layer's replay, a discarding layer's mode
 ==================  ==========================================================================
 
 Every PE of layer l's block is a *worker*; PE (c, c) is also the *finalizer* F_c of column

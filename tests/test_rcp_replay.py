@@ -270,9 +270,11 @@ def _slot(pe, s, k):
     return pe.read("w").reshape(s.nin, s.nout + s.slots)[:, s.nout + k].copy()
 
 
-def _load(s, W, b=None):
+def _load(s, W, b=None, neglr=None):
     pe = ws.pe.LonePE()
     pe.load(pe_source(s))
+    if neglr is not None:
+        pe.write("c_neglr", np.array([neglr], W.dtype))
     blk = np.zeros((s.nin, s.nout + s.slots), dtype=W.dtype)
     blk[:, :s.nout] = W.T
     pe.write("w", blk.ravel())
@@ -362,3 +364,44 @@ def test_discarding_finalizer_sends_the_recomputed_activations_on_0653(mode):
     else:
         assert len(out["data"]) == 0
     assert not pe.read("fpsum").any() and _word(pe, "v_infl") == 1
+
+
+def test_discarding_worker_holds_its_deltas_until_the_recompute_and_trains_bit_for_bit():
+    """Gating, and [0655]: a discarding worker's deltas wait (D blocked) from the end of
+    its forward pass until the recompute's closeout; then its delta pass and in-place
+    chain pass run on the recomputed inputs: the delta sums it sends west and its
+    weights after the update are bit for bit those of the same PE without RCP."""
+    t = np.float32
+    base = _worker_spec("fp32", 2)
+    s0 = replace(base, recomputes=False)
+    rng = np.random.default_rng(9)
+    W = rng.uniform(-1, 1, (s0.nout, s0.nin)).astype(t)
+    a = rng.uniform(-1, 1, s0.nin).astype(t)
+    a[0] = 0
+    d = rng.uniform(-1, 1, s0.nout).astype(t)
+    d[1] = 0
+    results = []
+    for s in (s0, replace(s0, discards="end")):
+        assert not s.final and s.p_in is None
+        pe = _load(s, W, neglr=-0.25)
+        _stream(pe, s, a, "fp32", T.F_CLOSE)
+        nz = np.flatnonzero(d)
+        start = pe.cycle + 1
+        pe.inject(s.d_col, d[nz], dtype="fp32", index=s.o0 + nz, start=start)
+        pe.close(s.d_col, T.B_CLOSE, start=start + len(nz))
+        if s.h_in is not None:
+            pe.inject(s.h_in, np.zeros(s.nin, t), dtype="fp32", start=start + 40)
+        if not s.discards:
+            pe.run()
+        else:
+            pe.run(cycles=3000)          # (run-until-idle would call the held deltas a deadlock)
+            assert pe.stats()["tasks_started"].get(s.d_col, 0) == 0   # held
+            assert len(pe.output(s.h_out)["data"]) == 0
+            pe.launch("r_mode")
+            _stream(pe, s, a, "fp32", T.R_CLOSE)
+        results.append((pe.read("w").reshape(s.nin, s.nout + s.slots)[:, :s.nout].copy(),
+                        pe.output_values(s.h_out, "fp32").copy()))
+    (w0, h0), (w1, h1) = results
+    assert len(h0) == s0.nin and np.array_equal(h0.view(np.uint32), h1.view(np.uint32))
+    assert np.array_equal(w0.view(np.uint32), w1.view(np.uint32))
+    assert not np.array_equal(w0, W.T)                   # the update did run

@@ -31,8 +31,10 @@ replayed activations' closeout ``r_close`` restores the forward slot and, inside
 segment ("pass"), goes on exactly as the kept layer after its loop, at its end ("end")
 clears the sums.
 
+A discarding worker holds its deltas (D) from ``fp_end`` until ``r_close``.
+
 The trigger that starts ``r_replay`` / ``r_mode`` (a route from the segment's end), the
-gating of the deltas, the one-slot layout of a discarding layer and the wiring into
+finalizers' gating of their own block pass, the one-slot layout of a discarding layer and the wiring into
 ``ws.map`` are not built yet (docs/training.md, "Reverse checkpoint", "What the wafer
 needs"), and ``ws.map`` refuses discarding policies. The replay must not overlap a forward pass at the same PE (it uses
 the same sums, registers, descriptors and sender state): the gating's job.
@@ -155,16 +157,18 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
 # ---- the discarding layers (k+1 .. m-1 of a segment) ----------------------------------------
 def discard_inputs(s: PeSpec) -> list[str]:
     """At ``fp_end`` of a discarding layer's PE, in training: its inputs of the sample are
-    dropped once its sums are sent ([0651]); the recompute brings them back ([0653])."""
+    dropped once its sums are sent ([0651]); the recompute brings them back ([0653]). A
+    worker also holds its deltas (D) until then: its chain pass needs the inputs."""
     if not s.discards:
         return []
+    gate = [] if s.final else [f"        block {s.d_col}                    ; deltas wait for the recompute"]
     return ["        ld16 r5, v_mode",
             "        eq16 r5, #0",
             "        bt dsc0",
             f"        mov16 r4, {FSLOT}",
             "        lddwds  D[11], d_actz",
-            f"        {s.MV} D[11], #0                   ; discard the sample's inputs [0651]",
-            "dsc0:"]
+            f"        {s.MV} D[11], #0                   ; discard the sample's inputs [0651]"
+            ] + gate + ["dsc0:"]
 
 
 def discard_table(s: PeSpec) -> list[str]:
@@ -198,6 +202,8 @@ def recompute_mode(s: PeSpec) -> list[str]:
           f"        li r0, {E}",
           "        mul16 r5, r5, r0",
           f"        mov16 {FSLOT}, r5                  ; the forward slot again"]
+    if not s.final:
+        L.append(f"        unblock {s.d_col}                  ; the inputs are back: the deltas may run")
     if s.discards == "pass":
         return L + (["        jmp fsums                      ; the forward pass's column sums on"]
                     if s.final else replay_chain(s))

@@ -198,7 +198,7 @@ def _refuse_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra)
         f"wafer's recompute pass (the kept layer re-sending its stored activations east "
         f"through them in the backward pass, [0653]) is not compiled yet for any training "
         f"algorithm (SGD, mini-batch, CPGD): the PEs' replay and recompute mode exist, "
-        f"not the trigger that starts them, the gating of the deltas or the wiring; map with "
+        f"not the trigger that starts them, the finalizers' gating or the wiring; map with "
         f"checkpoint=None (or 1), or evaluate the policy with "
         f"wafersim.mapping.checkpoint.checkpoint_memory and wafersim.reference.checkpoint "
         f"(docs/training.md, \"Reverse checkpoint\")", category="unsupported")

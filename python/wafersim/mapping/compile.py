@@ -248,7 +248,9 @@ def _refuse_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra)
     raise ConfigError(
         f"checkpoint: layer(s) {gone} would discard their forward activations, and the "
         f"wafer's recompute pass (the kept layer re-sending its stored activations east "
-        f"through them in the backward pass, [0653]) is not compiled yet; map with "
+        f"through them in the backward pass, [0653]) is not compiled yet for any training "
+        f"algorithm (SGD, mini-batch, CPGD): the PEs' replay and recompute mode exist, "
+        f"not the trigger that starts them, the finalizers' gating or the wiring; map with "
         f"checkpoint=None (or 1), or evaluate the policy with "
         f"wafersim.mapping.checkpoint.checkpoint_memory and wafersim.reference.checkpoint "
         f"(docs/training.md, \"Reverse checkpoint\")", category="unsupported")

@@ -48,11 +48,13 @@ ROLES = (
     Role("r12", "NEGLR", "workers", "setup", "b_delta (cps)", "-lr, the in-place update's scale"),
     Role("r12", "SENT", "finalizers", "senders, fin3, own", "the same task",
          "scratch of a finalizer: wavelets staged in a send round, a slot offset, -lr"),
-    Role("r13", "-", "all", "-", "-", "unused"),
+    Role("r13", "-", "all", "r_replay", "the same task",
+         "scratch of a reverse checkpoint's replay loop (recompute.py): the row's offset"),
     Role("r14", "ESIZE", "workers", "main", "b_delta", "bytes per element (4 fp32, 2 fp16)"),
     Role("r14", "ROUND_LIMIT", "finalizers", "senders", "senders",
          "wavelets a send round stages before it ends (queue capacity - 1)"),
-    Role("r15", "-", "all", "-", "-", "unused"),
+    Role("r15", "-", "all", "r_replay", "the same task",
+         "scratch of a reverse checkpoint's replay loop (recompute.py): the loop's end"),
 )
 
 _by_name = {r.name: r.reg for r in ROLES if r.name != "-"}

@@ -33,7 +33,11 @@ SK_SENT = 44       # skip source: the sample's activations are on their way to t
 SK_IN = 43         # join: a skip vector is in the FIFO
 B_SENT = 42        # join: dL/dy is on its way back along the skip
 SK_READ = 41       # join: read the rest of a skip vector (a local id, like JREAD)
-LOWEST = SK_READ
+RECOMPUTE = 40     # a reverse checkpoint's kept layer: replay a sample's forward pass
+R_SENT = 39        # the replay's partial-sum chain operation has sent this PE's sums
+R_CLOSE = 38       # closeout of a replayed sample's activations (the discarding layer's side
+                   # is not built: docs/training.md, "Reverse checkpoint")
+LOWEST = R_CLOSE
 
 #: Index of the wavelet that carries a sample's loss to the host (data wavelet, not a
 #: closeout: bits 15:6 are not all ones [0505]).

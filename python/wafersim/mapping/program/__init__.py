@@ -15,6 +15,7 @@ finalizer_backward  F_c's backward pass: delta (the loss's at the output), sends
 join                forks and joins of residual and two-branch blocks
 sender              the round-based sparse sender of a finalizer
 update              the update task (the optimizer's lowering inside)
+recompute           reverse checkpoint: a kept layer's replay, a discarding layer's mode
 ==================  ==========================================================================
 
 Every PE of layer l's block is a *worker*; PE (c, c) is also the *finalizer* F_c of column
@@ -28,6 +29,7 @@ from .control import bp_end, fp_count, fp_end
 from .data_section import data_section
 from .finalizer_backward import finalize_backward, finalize_later
 from .finalizer_forward import column_sums, finalize_forward
+from .recompute import discard_table, recompute_mode, replay_table, replay_task
 from .setup import config_and_setup, main_task, task_table
 from .spec import PeSpec
 from .update import update_task
@@ -58,6 +60,10 @@ def pe_source(s: PeSpec) -> str:
     if F:
         L += finalize_backward(s)
     L += cpgd.bodies(s)
+    if s.recomputes:
+        L += replay_table(s) + replay_task(s)
+    if s.discards:
+        L += discard_table(s) + recompute_mode(s)
     return _pass_labels(L)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..registers import FSLOT
 from .idioms import bump
+from .recompute import discard_inputs
 from .spec import PeSpec
 
 __all__ = ["fp_count", "fp_end", "bp_end"]
@@ -44,7 +45,7 @@ def fp_end(s: PeSpec) -> list[str]:
     complete."""
     E, K = s.esize, s.slots
     L = ["fp_end: movi r5, 0",
-         "        st16 r5, v_fpbusy",
+         "        st16 r5, v_fpbusy"] + discard_inputs(s) + [
          "        ld16 r5, v_mode",
          "        eq16 r5, #0",
          "        bf fpt",

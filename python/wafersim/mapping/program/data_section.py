@@ -9,6 +9,7 @@ from .. import runtime_words as W
 from .. import task_ids as T
 from . import cpgd
 from .idioms import column, fab_in, stage_dsds
+from .recompute import replay_descriptors
 from .spec import PeSpec
 from .sparse_weights import sparse_weight_data
 
@@ -40,6 +41,8 @@ def _descriptors(s: PeSpec) -> list[str]:
                  f"utid={T.UT_PCHAIN}, ac={T.F_SENT}")
         if s.p_in is not None:
             L.append(fab_in("d_pin", s.p_in, nout))
+        if s.recomputes or s.discards == "pass":
+            L += replay_descriptors(s)
     if s.has_dp:
         L.append(f"d_dpsum:  .dsd mem1d, base=dpsum, length={nin}, stride={E}")
         L.append(f"d_hout:   .dsd fabric_out, color={s.h_out}, length={nin}, sw=1, ue=1, "
@@ -69,6 +72,8 @@ def _finalizer_descriptors(s: PeSpec) -> list[str]:
     # round from it to the fabric
     if s.a_out is not None:
         L += stage_dsds(s, "d_txq", T.STAGE_TX, s.a_out, T.UT_TX, T.TX, (T.F_CLOSE, T.F_CLOSE_END))
+        if s.sends_replay:
+            L += replay_descriptors(s)
     L += [f"d_tot0:   .dsd mem1d, base=tot, length=1, stride={E}",
           f"d_totr:   .dsd mem1d, base=tot + {E}, length={nout - 1}, stride={E}",
           fab_in("d_jin", s.j_in, nout - 1, ue=1, ac=T.DFIN),
@@ -102,6 +107,8 @@ def _words(s: PeSpec) -> list[str]:
     L += [W.declare(W.C_I0, init=s.i0), W.declare(W.C_ROWB, init=s.row_bytes),
           W.declare(W.C_O0, init=s.o0), W.declare(W.C_OEND, init=s.o0 + s.nout)]
     L += cpgd.words(s)
+    if s.sends_replay:
+        L.append(W.declare(W.V_RCM))
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))
         L += [W.declare(w) for w in (W.V_JCNT, W.V_TXP, W.V_TXPC, W.V_TXS, W.V_DXP, W.V_DXPC,

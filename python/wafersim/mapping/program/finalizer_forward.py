@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import task_ids as T
 from .join import skip_add, skip_arrival, skip_send
+from .recompute import replay_finished, replay_slot
 from .sender import sender_setup, staged_sender
 from .spec import PeSpec
 
@@ -18,7 +19,8 @@ def column_sums(s: PeSpec) -> list[str]:
     """The end of the column's chain at F_c: its own sums (plus the bias, added while the
     chain runs), then the sums from the rows below (fin2) and above (fin3), into z."""
     FX, MV = s.FX, s.MV
-    L = ["        lds1wds S1[3], d_fpsum"]
+    L = ["fsums:"] if s.sends_replay else []      # where a replay joins the forward pass
+    L += ["        lds1wds S1[3], d_fpsum"]
     if s.bias:
         L += ["        lds0wds S0[11], d_fpsum",
               "        lds1wds S1[11], d_bias",
@@ -53,7 +55,7 @@ def finalize_forward(s: PeSpec) -> list[str]:
     # which the next layer waits for.
     clear = ["        lddwds  D[11], d_fpsum",
              f"        {MV} D[11], #0                   ; clear the partial sums"]
-    finished = clear + ["        li r1, fp_end", "        jmp fp_count"]
+    finished = clear + replay_finished(s) + ["        li r1, fp_end", "        jmp fp_count"]
     if s.last:
         last_round = clear + ["        li r1, idle", "        jmp fp_count"]
         done = ["        jmp fp_end"]
@@ -65,7 +67,7 @@ def finalize_forward(s: PeSpec) -> list[str]:
     else:
         last_round = ["        term"]
         done = finished
-    L = ["        ld16 r4, v_fpsl",
+    L = ["        ld16 r4, v_fpsl"] + replay_slot(s) + [
          f"        li r5, {s.nout * E}",
          "        mul16 r4, r4, r5               ; the sample's slot of aslots",
          "        mov16 r12, r4",
@@ -85,7 +87,8 @@ def finalize_forward(s: PeSpec) -> list[str]:
     L += sender_setup("tx")
     L += staged_sender("tx", s, stage=T.STAGE_TX, q_dsd="d_txq", flag_var="v_flag",
                        last_round=last_round, done=done,
-                       threshold="d_athr" if s.athr else None)
+                       threshold="d_athr" if s.athr else None,
+                       replay_close="d_txqr" if s.sends_replay else None)
     if s.skip_out is not None:
         L += ["sk_sent:"] + finished
     if s.join:

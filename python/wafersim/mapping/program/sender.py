@@ -13,7 +13,7 @@ __all__ = ["staged_sender", "sender_setup"]
 
 def staged_sender(p: str, s: PeSpec, *, stage: int, q_dsd: str, flag_var: str,
                   last_round: list[str], done: list[str],
-                  threshold: str | None = None) -> list[str]:
+                  threshold: str | None = None, replay_close: str | None = None) -> list[str]:
     """A round-based sender of sparse wavelets (f_txact:tx [0413]) for the ``nout``-element
     vector at v_{p}p. Each round first starts one asynchronous forwarding operation from
     the local queue ``stage`` to the fabric (sparse, US [0506]: the index travels in each
@@ -30,7 +30,10 @@ def staged_sender(p: str, s: PeSpec, *, stage: int, q_dsd: str, flag_var: str,
     ``threshold``: the descriptor of a one-element threshold t in memory (a runtime word);
     an element is then staged only when |value| > t (EC411): one ``fabs`` more per element
     than the exact-zero test, whose result r0 (r0:r1 in fp32) is this task's scratch. For
-    t = 0 the two tests pick the same elements (|a| <= 0 only for +-0; NaN is sent)."""
+    t = 0 the two tests pick the same elements (|a| <= 0 only for +-0; NaN is sent).
+
+    ``replay_close``: the descriptor of a reverse checkpoint's replay closeout, sent
+    instead of the others while ``v_rcm`` is set (recompute.py)."""
     E, n, MV, FX = s.esize, s.nout, s.MV, s.FX
     marker = 0xFFC0 | T.IDLE
     L = [f"{p}:     ld16 r5, v_{p}s",
@@ -83,8 +86,15 @@ def staged_sender(p: str, s: PeSpec, *, stage: int, q_dsd: str, flag_var: str,
           f"        li r4, {marker}",
           f"        {MV}.t D[1], r2                 ; the round's end marker (Term)",
           f"{p}cl:   movi r5, 1",
-          f"        st16 r5, v_{p}s",
-          f"        ld16 r5, {flag_var}",
+          f"        st16 r5, v_{p}s"]
+    if replay_close:
+        L += ["        ld16 r5, v_rcm",
+              "        eq16 r5, #0",
+              f"        bt {p}cf",
+              f"        lddwds  D[2], {replay_close}",
+              f"        {MV}.t D[2], r2                 ; a replay's closeout",
+              f"{p}cf:"]
+    L += [f"        ld16 r5, {flag_var}",
           "        eq16 r5, #0",
           f"        bt {p}c0",
           f"        lddwds  D[2], {q_dsd}e",

@@ -65,6 +65,10 @@ class PeSpec:
                                          # ascending) whose weights this PE stores; None:
                                          # all (dense). Pruned outputs cost no memory and no
                                          # cycles here (mapping/weight_sparsity.py)
+    recomputes: bool = False    # a reverse checkpoint's kept layer: it replays a sample's
+                                # forward pass from its stored inputs (recompute.py)
+    discards: str | None = None  # a discarding layer: "pass" (the recompute goes on east)
+                                 # or "end" (the segment's last layer); None: it keeps
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""
@@ -86,6 +90,11 @@ class PeSpec:
     @property
     def final(self) -> bool:
         return self.row == self.col
+
+    @property
+    def sends_replay(self) -> bool:
+        """A finalizer that finalizes and sends replayed sums (recompute.py)."""
+        return self.final and (self.recomputes or self.discards == "pass")
 
     @property
     def has_dp(self) -> bool:

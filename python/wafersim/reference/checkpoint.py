@@ -159,10 +159,5 @@ class CheckpointedMLP(DeviceOrderMLP):
                     between(self, k)
                 losses.append(self._backward(stored, Y[k], "sgd" if per_delta else "acc", lr))
             if not per_delta:
-                if self.in_place:
-                    self.apply(-lr / self.gcount)
-                elif self.adam is not None:
-                    self.apply_adam(1.0 / self.gcount, lr)
-                else:
-                    self.apply_rule(1.0 / self.gcount, lr)
+                self.end_batch(lr)
         return np.array(outs), np.array(losses)

@@ -482,13 +482,17 @@ class DeviceOrderMLP:
             _, loss = self.backward(acts, Y[k], "sgd" if per_delta else "acc", lr)
             losses.append(loss)
             if not per_delta and ((k + 1) % b == 0 or k == n - 1):
-                if self.in_place:
-                    self.apply(-lr / self.gcount)
-                elif self.adam is not None:
-                    self.apply_adam(1.0 / self.gcount, lr)
-                else:
-                    self.apply_rule(1.0 / self.gcount, lr)
+                self.end_batch(lr)
         return np.array(outs), np.array(losses)
+
+    def end_batch(self, lr: float) -> None:
+        """The end of a mini-batch: the optimizer's step with the mean of its gradients."""
+        if self.in_place:
+            self.apply(-lr / self.gcount)
+        elif self.adam is not None:
+            self.apply_adam(1.0 / self.gcount, lr)
+        else:
+            self.apply_rule(1.0 / self.gcount, lr)
 
     def params(self):
         return list(zip(self.W, self.b))

@@ -1,6 +1,6 @@
 """One wafer over several MPI processes (docs/scale.md): the same script under
-``mpiexec -n 2`` and ``-n 3`` (over the loopback) prints exactly what one process prints;
-a deadlock is raised alike on every rank; a failure on one rank ends them all (no hang)."""
+``mpiexec -n 2``, ``-n 3`` and ``-n 4`` (over the loopback) prints exactly what one
+process prints; a deadlock is raised alike on every rank; a failure on one rank ends them all (no hang)."""
 import json
 import os
 import shutil
@@ -27,7 +27,7 @@ def _run(n, script, *args, timeout=180):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("n", [2, 3, 4])
 def test_the_same_script_under_mpiexec_prints_what_one_process_prints(n):
     one = _run(1, "split_wafer.py", "deadlock")
     assert one.returncode == 0, one.stderr

@@ -15,6 +15,8 @@ from wafersim.mapping.checkpoint import (activation_memory, check_checkpoint,
 from wafersim.reference.checkpoint import CheckpointedMLP
 from wafersim.reference.training import DeviceOrderMLP, train_numpy
 
+from train_models import mlp
+
 pytestmark = pytest.mark.nosanitize
 
 
@@ -55,12 +57,7 @@ def test_bad_policy_names_the_layer_and_the_limit(policy, words):
 
 
 def _model(sizes=(8, 6, 5, 3), act=ws.nn.ReLU, seed=1):
-    layers = []
-    for i in range(len(sizes) - 1):
-        layers.append(ws.nn.Linear(sizes[i], sizes[i + 1], seed=seed * 10 + i))
-        if i < len(sizes) - 2:
-            layers.append(act())
-    return ws.nn.Sequential(*layers)
+    return mlp(sizes, seed, act)
 
 
 def test_map_refuses_a_bad_policy_before_loading_anything():

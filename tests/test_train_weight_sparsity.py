@@ -9,6 +9,8 @@ import pytest
 import wafersim as ws
 from wafersim.reference.masked import MaskedDeviceOrderMLP
 
+from train_models import mlp, sparse_inputs
+
 pytestmark = pytest.mark.nosanitize  # whole training runs: minutes under AddressSanitizer
 
 SIZES = (12, 9, 7, 4)
@@ -16,20 +18,11 @@ SHAPES = [(4, 3), (3, 2), (2, 2)]
 
 
 def make_model(seed=3):
-    layers = []
-    for i in range(len(SIZES) - 1):
-        layers.append(ws.nn.Linear(SIZES[i], SIZES[i + 1], seed=seed * 10 + i))
-        if i < len(SIZES) - 2:
-            layers.append(ws.nn.ReLU())
-    return ws.nn.Sequential(*layers)
+    return mlp(SIZES, seed)
 
 
 def data(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, SIZES[0])).astype(np.float32)
-    X[X < 0] = 0
-    Y = rng.uniform(-1, 1, (n, SIZES[-1])).astype(np.float32)
-    return X, Y
+    return sparse_inputs(n, SIZES[0], SIZES[-1], seed)
 
 
 def reference(model, masks, **kw):

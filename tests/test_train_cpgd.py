@@ -158,6 +158,23 @@ def test_replayed_order_equals_the_wafer_bit_for_bit_fp32(sizes, shapes, window,
     assert not same_params(tr.weights(), sgd.params())
 
 
+def test_replayed_order_with_smeared_layers_equals_the_wafer():
+    """CPGD on a plan whose layers are smeared in unequal portions ([0488]-[0490]): the
+    replay takes the plan's input and output groups, and equals the wafer bit for bit."""
+    model = make_model((12, 7, 4))
+    X, Y = data(24, 12, 4, seed=2)
+    tr, hist = fit(model, X, Y, None, window=3, cpgd=True, slots=3, order_log=400,
+                   smear={0: [0.25, 0.25, 0.5], 1: [0.5, 0.25, 0.25]})
+    groups = [([n for _, n in b.in_groups], [n for _, n in b.out_groups])
+              for b in tr.plan.layers]
+    assert groups[0][0] == [3, 3, 6] and groups[1][0] == [3, 2, 2]
+    ref = CpgdReference(params_of(model), names_of(model), groups, LR)
+    losses = replay_order_log(ref, X, Y, tr.plan.layers, read_order_log(tr.plan))
+    assert same_params(tr.weights(), ref.params())
+    assert hist.loss[0] == pytest.approx(float(losses.mean()), abs=0)
+    assert tr.stats().staleness()[0]["max"] >= 1
+
+
 @pytest.mark.parametrize("sizes,shapes", [((16, 8, 4), [(2, 2), (2, 2)]),
                                           ((16, 12, 8, 4), [(3, 3), (3, 2), (2, 2)])])
 def test_wafer_staleness_pattern_0648(sizes, shapes):

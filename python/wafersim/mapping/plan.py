@@ -206,7 +206,7 @@ class Plan:
                     + cpgd_bytes(k, self.order_log, r == c) <= limit]
             why = (f" (cpgd=True with slots={self.slots}: CPGD's window of samples in flight "
                    f"is at most the slots, and about {max(fits)} fit this layer)" if fits else
-                   f" (cpgd=True: not even one slot fits this layer)")
+                   " (cpgd=True: not even one slot fits this layer)")
         return ConfigError(
             f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does not fit: PE ({r}, "
             f"{c}) of its {b.rows} x {b.cols} block needs {need} data bytes, a PE has {limit}"

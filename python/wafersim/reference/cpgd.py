@@ -36,11 +36,6 @@ __all__ = ["time_step_schedule", "CpgdReference", "replay_order_log"]
 _f32 = np.float32
 
 
-def _groups(n: int, k: int) -> list[tuple[int, int]]:
-    """(first, count) of each of k consecutive groups of n (numpy.array_split's sizes)."""
-    return [(int(p[0]), len(p)) for p in np.array_split(np.arange(n), k)]
-
-
 def time_step_schedule(n: int, layers: int, window: int) -> dict:
     """The discrete CPGD schedule of ``n`` samples through ``layers`` layers with at most
     ``window`` samples in flight. Returns ``enter`` (n,), ``forward`` and ``backward``
@@ -143,7 +138,6 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     read) before it. A finalizer's ``blog`` entry per sample is the number of bias
     updates before its activation closeout, which adds the bias."""
     olog, blog = log["olog"], log["blog"]
-    L = ref.L
     if ref.samples:
         raise ValueError("replay_order_log needs a fresh reference (the log counts from 0)")
     # per PE: events [(sample, columns (global j), f_acts before)], consumed as the
@@ -153,8 +147,7 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     nact = {p: 0 for p in events}
     shape = {}
     for b in blocks:
-        d = b.dense
-        ig, og = _groups(d.n_in, b.rows), _groups(d.n_out, b.cols)
+        ig, og = b.in_groups, b.out_groups    # a smeared layer's unequal portions too
         for r in range(b.rows):
             for c in range(b.cols):
                 shape[b.at(r, c)] = (b.index, ig[r], og[c], r == c, c)

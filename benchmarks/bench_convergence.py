@@ -60,32 +60,33 @@ def trainer_for(algo: str, n: int, lr: float, model, seed: int) -> ws.Trainer:
     return ws.Trainer(plan, algo="cpgd", window=n, progress=False, seed=seed)
 
 
+def chunks(n_train: int, args, rng):
+    """The training order: a seeded shuffle per epoch, cut into chunks of --eval-every."""
+    for _ in range(args.max_epochs):
+        order = rng.permutation(n_train)
+        for s in range(0, n_train - args.eval_every + 1, args.eval_every):
+            yield order[s:s + args.eval_every]
+
+
 def run(algo: str, n: int, lr: float, model, data, args) -> dict:
     """Trains until the test accuracy reaches the highest target (or the epochs run out);
     per target, the samples and cycles at the first evaluation that reached it."""
     Xtr, ytr, Xte, yte = data
     tr = trainer_for(algo, n, lr, model, args.seed)
-    rng = np.random.default_rng(args.seed)
     samples = cycles = 0
     reached = {}
     acc = 0.0
     t0 = time.perf_counter()
-    for _ in range(args.max_epochs):
-        order = rng.permutation(len(Xtr))
-        for s in range(0, len(order) - args.eval_every + 1, args.eval_every):
-            idx = order[s:s + args.eval_every]
-            hist = tr.fit(Xtr[idx], ytr[idx], epochs=1, shuffle=False)
-            samples += len(idx)
-            cycles += hist.cycles[0]
-            acc = tr.evaluate(Xte, yte)["accuracy"]
-            for t in args.targets:
-                if acc >= t and t not in reached:
-                    reached[t] = (samples, cycles)
-            if len(reached) == len(args.targets):
-                break
-        else:
-            continue
-        break
+    for idx in chunks(len(Xtr), args, np.random.default_rng(args.seed)):
+        hist = tr.fit(Xtr[idx], ytr[idx], epochs=1, shuffle=False)
+        samples += len(idx)
+        cycles += hist.cycles[0]
+        acc = tr.evaluate(Xte, yte)["accuracy"]
+        for t in args.targets:
+            if acc >= t and t not in reached:
+                reached[t] = (samples, cycles)
+        if len(reached) == len(args.targets):
+            break
     return {"reached": reached, "acc": acc, "cycles_per_sample": cycles / samples,
             "seconds": time.perf_counter() - t0}
 

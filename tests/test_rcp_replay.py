@@ -168,16 +168,22 @@ def test_programs_without_a_policy_carry_no_replay():
     assert all("r_replay" not in pe_source(s) for s in plan.specs.values())
 
 
-def test_map_still_refuses_discarding_policies_naming_what_is_missing():
-    """Until the trigger, recompute mode and gating exist, a discarding policy is refused
-    for every algorithm (CPGD included), naming what exists and what does not."""
+def test_a_discarding_policy_compiles_the_recompute_pass_where_the_segments_are():
+    """checkpoint=2 on a 4-layer mapping: segments (0, [1]) and (2, [3]); layers 0 and 2
+    replay, 1 and 3 discard ("end" of their segment); F_0 of layers 1 and 3 send the
+    trigger; only those PEs carry the replay or recompute code."""
     model = ws.nn.Sequential(ws.nn.Linear(4, 3, seed=1), ws.nn.ReLU(),
-                             ws.nn.Linear(3, 3, seed=2), ws.nn.ReLU(), ws.nn.Linear(3, 2, seed=3))
-    with pytest.raises(ws.ConfigError) as e:
-        ws.map(model, checkpoint=2)
-    msg = str(e.value)
-    assert e.value.category == "unsupported"
-    assert "[1]" in msg and "CPGD" in msg and "replay" in msg and "trigger" in msg
+                             ws.nn.Linear(3, 3, seed=2), ws.nn.ReLU(),
+                             ws.nn.Linear(3, 3, seed=3), ws.nn.ReLU(), ws.nn.Linear(3, 2, seed=4))
+    plan = ws.map(model, checkpoint=2)
+    for s in plan.specs.values():
+        assert s.recomputes == (s.layer in (0, 2))
+        assert s.discards == ("end" if s.layer in (1, 3) else None)
+        assert s.rc == plan.colors["RC"]
+        assert s.rc_source == (s.layer in (1, 3) and s.row == s.col == 0)
+        assert s.slots == (1 if s.discards else plan.slots)
+        src = pe_source(s)
+        assert ("r_replay" in src) == s.recomputes and ("r_mode" in src) == bool(s.discards)
 
 
 def _finalizer_run(dtype, act, samples, seed, zero_slot=True):

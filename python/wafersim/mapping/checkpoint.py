@@ -4,7 +4,8 @@ them in the forward pass and get them back in the backward pass from the nearest
 layer to the west, which recomputes its forward pass from what it stored and sends the
 result east through the discarding layers ([0615], [0653]).
 
-This module holds what does not depend on the wafer's recompute dataflow:
+This module holds what does not depend on the wafer's recompute dataflow (that is in
+program/recompute.py and recompute_trigger.py):
 
 * ``check_checkpoint``: the policy ``ws.map(..., checkpoint=)`` takes, checked before any
   cycle runs: None (every layer keeps), an integer k (layers 0, k, 2k, ... keep, [0615]'s
@@ -27,7 +28,7 @@ import numbers
 from ..errors import ConfigError
 
 __all__ = ["check_checkpoint", "recompute_segments", "activation_memory",
-           "checkpoint_memory", "check_checkpoint_fits"]
+           "checkpoint_memory", "check_checkpoint_fits", "one_in_flight"]
 
 
 def _layer_index(value, n_layers: int, where: str) -> int:
@@ -146,3 +147,14 @@ def check_checkpoint_fits(blocks, slots: int, esize: int, keeps, limit: int, nee
                         f"({r}, {c}) of its {b.rows} x {b.cols} block needs {need} data "
                         f"bytes, a PE has {limit}; use more PEs (blocks=), fewer slots"
                         f"{fewer}")
+
+
+def one_in_flight(plan, what: str) -> str:
+    """The message of a Trainer's refusal: a plan whose layers discard trains one sample
+    at a time (SGD)."""
+    gone = [l for l, k in enumerate(plan.keeps) if not k]
+    return (f"{what}: this plan was mapped with a reverse checkpoint (layer(s) {gone} "
+            f"discard their forward activations), and the wafer's recompute pass is built "
+            f"for one sample in flight: train it with algo='sgd' (mini-batches, step() with "
+            f"several samples and CPGD are not supported with a checkpoint; "
+            f"docs/unsupported_functionality.md)")

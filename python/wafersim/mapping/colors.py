@@ -12,6 +12,7 @@
 | X | a two-branch block's input, from the fork through branch f's blocks into both branches' first layers | rows, west to east |
 | K | dL/dy of a two-branch block, from its join back to branch f's last finalizers | rows, east to west |
 | G | branch g's dL/dx, from the west end of its first layer to the east end of f's first layer | rows, east to west |
+| RC | a reverse checkpoint's recompute trigger, from a segment's last layer to its kept layer and every PE between | row 0 both ways, then down each column |
 
 Nine colors, eleven with residual blocks, twelve with two-branch blocks (S serves both
 kinds), fourteen with both, whatever the model's size: blocks are disjoint, blocks with a
@@ -40,28 +41,32 @@ ROLE_NAMES = {
     "X": "two-branch inputs", "K": "two-branch dL/dy to branch f", "G": "branch g's dL/dx",
     "Y": "targets into the softmax head", "O": "outputs and loss shares to the host",
     "R0": "softmax reduction", "R1": "softmax reduction", "RB": "softmax result",
+    "RC": "recompute triggers (reverse checkpoint)",
 }
 
 
 def mapping_roles(residual: bool = False, branch: bool = False,
-                  head: tuple[str, ...] = ()) -> tuple[str, ...]:
+                  head: tuple[str, ...] = (), recompute: bool = False) -> tuple[str, ...]:
     """The color roles of a mapping with residual and / or two-branch blocks, and a loss's
-    head column (``head``: its roles)."""
+    head column (``head``: its roles); ``recompute``: a reverse checkpoint under which some
+    layer discards (its trigger, RC)."""
     extra = (SKIP_ROLES if residual else ()) + (BRANCH_ROLES if branch else ())
-    return COLOR_ROLES + tuple(dict.fromkeys(extra)) + tuple(head)
+    return (COLOR_ROLES + tuple(dict.fromkeys(extra)) + tuple(head)
+            + (("RC",) if recompute else ()))
 
 
 def allocate_colors(fabric_colors: int, taken: set[int] = frozenset(),
                     residual: bool = False, branch: bool = False,
-                    head: dict | None = None) -> dict[str, int]:
+                    head: dict | None = None, recompute: bool = False) -> dict[str, int]:
     """Role -> color, the lowest free colors that satisfy the entry rules of P0/P1, J0/J1,
     K and S. ``taken``: colors already routed on routers the mapping will use; ``residual``:
     the model has residual blocks (S and B); ``branch``: two-branch blocks (S, X, K, G);
     ``head``: a loss head's roles, each with the microthread entries (color & 7) its color
-    may use or None. ConfigError when the wafer has too few routable colors."""
+    may use or None; ``recompute``: a reverse checkpoint's trigger (RC, a task color).
+    ConfigError when the wafer has too few routable colors."""
     free = [c for c in range(fabric_colors) if c not in taken]
     head = dict(head or {})
-    roles = mapping_roles(residual, branch, tuple(head))
+    roles = mapping_roles(residual, branch, tuple(head), recompute)
     need = len(roles)
     if len(free) < need:
         raise ConfigError(f"the mapping needs {need} routable colors; this wafer has "

@@ -83,10 +83,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     * ``checkpoint``: reverse checkpoint (RCP, [0614]-[0615], [0650]-[0656]): None (every
       layer keeps its forward activations), an integer k (layers 0, k, 2k, ... keep) or a
       list of the layers that keep (layer 0 among them). The policy is checked (layers,
-      PE memory) before anything is loaded; a policy under which some layer discards is
-      then refused (the wafer's recompute pass is not compiled yet; docs/training.md,
-      "Reverse checkpoint"). ``mapping.checkpoint.checkpoint_memory`` tells what a
-      policy would save on a plan.
+      PE memory) before anything is loaded. Under a policy where some layer discards, the
+      kept layer of each segment replays its forward pass in the backward pass and the
+      discarding layers (one activation slot each) take the recomputed activations
+      (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD (one sample
+      in flight); cpgd, weight_sparsity and activation_threshold are refused with it.
+      ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its
       block, whose partial sums the column chain combines: an integer k (k equal
@@ -210,17 +212,20 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         layer_blocks.append(LayerBlock(i, d, r, c, r0, col, in_sizes=smear_sizes.get(i),
                                        out_sizes=smear_sizes.get(i + 1)))
         col += c
-    if not all(keeps):
-        _refuse_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,
-                           _extra_bytes(dense, esize, int(slots), loss, optimizer))
+    recompute = not all(keeps)
+    if recompute:
+        _check_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,
+                          _extra_bytes(dense, esize, int(slots), loss, optimizer),
+                          cpgd=cpgd, pruning=pruning, thresholds=thresholds)
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))
     residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
-    roles = mapping_roles(residual, branch, tuple(lowered_loss.head_roles))
+    roles = mapping_roles(residual, branch, tuple(lowered_loss.head_roles), recompute)
     probe = mapping_routes(layer_blocks, {k: i for i, k in enumerate(roles)}, wafer.cols,
-                           lowered_loss)
+                           lowered_loss, keeps)
     taken = set(wafer.routed_colors(sorted(probe.routers())))
-    colors = allocate_colors(wafer.colors, taken, residual, branch, lowered_loss.head_roles)
+    colors = allocate_colors(wafer.colors, taken, residual, branch, lowered_loss.head_roles,
+                             recompute)
     heads = lowered_loss.head_points(layer_blocks[-1]) if lowered_loss.has_head else []
     for p in [p for b in layer_blocks for p in b.points()] + heads:
         if wafer.pe(*p).loaded:
@@ -228,16 +233,17 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     keep = kept_outputs(pruning, layer_blocks, [(d.linear.weight, None) for d in dense])
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
-                cpgd=cpgd, order_log=order_log, weight_keep=keep)
+                cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps)
     plan.source_model = source
     plan.load()
     return plan
 
 
-def _refuse_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra) -> None:
-    """A valid policy under which some layer discards: check that it fits PE memory (a
-    clear error naming the layer and the limit if not), then refuse it: the recompute
-    pass of the backward pass is not compiled for the wafer yet."""
+def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,
+                      cpgd: bool, pruning, thresholds) -> None:
+    """A policy under which some layer discards: PE memory under it (a clear error naming
+    the layer and the limit), and the combinations the wafer's recompute pass does not
+    cover refused with a ConfigError naming them (docs/unsupported_functionality.md)."""
     def need_of(b, r, c):
         nin, nout = b.in_groups[r][1], b.out_groups[c][1]
         return pe_data_bytes(nin, nout, esize, slots, r == c, b.index == 0, 0,
@@ -245,12 +251,12 @@ def _refuse_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra)
 
     check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
     gone = [l for l, k in enumerate(keeps) if not k]
-    raise ConfigError(
-        f"checkpoint: layer(s) {gone} would discard their forward activations, and the "
-        f"wafer's recompute pass (the kept layer re-sending its stored activations east "
-        f"through them in the backward pass, [0653]) is not compiled yet for any training "
-        f"algorithm (SGD, mini-batch, CPGD): the PEs' replay and recompute mode exist, "
-        f"not the trigger that starts them, the finalizers' gating or the wiring; map with "
-        f"checkpoint=None (or 1), or evaluate the policy with "
-        f"wafersim.mapping.checkpoint.checkpoint_memory and wafersim.reference.checkpoint "
-        f"(docs/training.md, \"Reverse checkpoint\")", category="unsupported")
+    for what, bad in (("cpgd=True (continuous propagation: several samples in flight)", cpgd),
+                      ("weight_sparsity", any(p is not None for p in pruning)),
+                      ("activation_threshold", any(t is not None for t in thresholds))):
+        if bad:
+            raise ConfigError(
+                f"checkpoint: layer(s) {gone} discard their forward activations, and the "
+                f"wafer's recompute pass is built for SGD (one sample in flight) on dense "
+                f"layers without activation thresholds; {what} is not supported with it "
+                f"(docs/unsupported_functionality.md)", category="unsupported")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .lowering import activation_for
 from .placement import LayerBlock
 from .program import PeSpec
+from .recompute_trigger import trigger_roles
 
 __all__ = ["pe_spec"]
 
@@ -64,10 +65,18 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
         extra["skip_grad_in"] = col["G"]
     # with a loss head the output layer works as any layer: the head is its next layer
     last = b.index == L - 1 and not plan.loss_lowering.has_head
+    # a reverse checkpoint: the kept layer of a segment replays, the others discard and
+    # hold one slot (one sample in flight; recompute.py, recompute_trigger.py)
+    role = trigger_roles(plan.keeps).get(b.index)
+    if role is not None:
+        extra.update(recomputes=role == "replay",
+                     discards=None if role == "replay" else role,
+                     rc=col["RC"], rc_source=role == "end" and r == 0 and c == 0)
     return PeSpec(layer=b.index, last=last, row=r, col=c, rows=b.rows,
                   cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout,
                   act=activation_for(d.activation, d.act_module),
-                  bias=d.has_bias, dtype=plan.dtype, slots=plan.slots,
+                  bias=d.has_bias, dtype=plan.dtype,
+                  slots=1 if extra.get("discards") else plan.slots,
                   n_out_layer=d.n_out, qcap=plan.wafer.ce_config.input_queue_depth,
                   optimizer=plan.optimizer_lowering,
                   loss=plan.loss_lowering if last and r == c else None,

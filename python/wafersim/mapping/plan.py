@@ -42,7 +42,7 @@ class Plan:
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
                  loss=None, optimizer=None, activation_thresholds=None, cpgd: bool = False,
-                 order_log: int = 0, weight_keep=None):
+                 order_log: int = 0, weight_keep=None, keeps=None):
         self.model = model
         #: the torch model ``model`` was converted from (its parameters follow training)
         self.source_model = None
@@ -61,6 +61,9 @@ class Plan:
         #: stores} (weight sparsity; mapping/weight_sparsity.py)
         self.weight_keep: list[dict | None] = list(weight_keep or [None] * len(blocks))
         self.colors = colors
+        #: per layer: it keeps its forward activations (False: a reverse checkpoint
+        #: discards them and recomputes them in the backward pass; mapping/checkpoint.py)
+        self.keeps: tuple[bool, ...] = tuple(keeps) if keeps is not None else (True,) * len(blocks)
         self.dtype = dtype
         self.slots = slots
         #: the programs carry CPGD's staleness counters (and an order log of ``order_log``
@@ -78,7 +81,7 @@ class Plan:
         #: the PEs of the loss's head column (CrossEntropyLoss's softmax), if any
         self.heads: list[tuple[int, int]] = (self.loss_lowering.head_points(blocks[-1])
                                              if self.loss_lowering.has_head else [])
-        self.routes = mapping_routes(blocks, colors, wafer.cols, self.loss_lowering)
+        self.routes = mapping_routes(blocks, colors, wafer.cols, self.loss_lowering, self.keeps)
         self._build_programs()
 
     # ---- structure ------------------------------------------------------------------------
@@ -436,16 +439,16 @@ class Plan:
     # ---- descriptions -----------------------------------------------------------------
     def memory(self) -> dict[tuple[int, int], dict]:
         """Per PE: data bytes used, instructions of its program, and the bytes of forward
-        activations it keeps for the backward pass (``activation_bytes``; a reverse
-        checkpoint's saving is measured against it: mapping/checkpoint.py)."""
-        from .checkpoint import activation_memory
-
-        acts = activation_memory(self.layers, self.slots, 4 if self.dtype == "fp32" else 2,
-                                 (True,) * len(self.layers))
+        activations it keeps for the backward pass (``activation_bytes``: its activation
+        slots, inputs and a finalizer's outputs, as its program lays them out; a reverse
+        checkpoint's discarding layers hold one slot: mapping/checkpoint.py)."""
+        esize = 4 if self.dtype == "fp32" else 2
         out = {}
         for p, prog in self.programs.items():
+            s = self.specs.get(p)
+            acts = 0 if s is None else (s.nin + (s.nout if s.final else 0)) * s.slots * esize
             out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count,
-                      "activation_bytes": acts[p]["without"] if p in acts else 0}
+                      "activation_bytes": acts}
         return out
 
     def describe(self) -> str:

@@ -9,6 +9,7 @@ from collections import defaultdict
 
 from ..errors import RouteError
 from .placement import LayerBlock, branch_blocks
+from .recompute_trigger import trigger_routes
 
 __all__ = ["RouteTable", "mapping_routes"]
 
@@ -81,10 +82,11 @@ def _col(c: int, r0: int, r1: int) -> list[tuple[int, int]]:
 
 
 def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols: int,
-                   head=None) -> RouteTable:
+                   head=None, keeps=None) -> RouteTable:
     """Every route of a mapping (docs/training.md, "Routes"). ``head``: the loss lowering
     when it puts a column of PEs east of the output layer (it routes the outputs and the
-    targets there)."""
+    targets there); ``keeps``: a reverse checkpoint's policy (per layer, it keeps its
+    activations), whose recompute triggers go on color RC (recompute_trigger.py)."""
     t = RouteTable()
     L = len(blocks)
     first = blocks[0]
@@ -183,4 +185,6 @@ def mapping_routes(blocks: list[LayerBlock], colors: dict[str, int], wafer_cols:
             t.line(colors["S"], "skips", _row(sr, sc, jc), "RAMP", deliver=[(jr, jc)])
             er, ec = first.at(c, first.cols - 1)
             t.line(colors["B"], "skip deltas", _row(jr, jc, ec), "RAMP", deliver=[(er, ec)])
+    if keeps is not None and "RC" in colors:
+        trigger_routes(t, blocks, keeps, colors["RC"])
     return t

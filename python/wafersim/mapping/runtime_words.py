@@ -54,6 +54,10 @@ V_FPC = _u("v_fpc", "all", "host", "config", "FP control register value, the con
 V_SEED = _u("v_seed", "all", "host", "config", "seed of the random-number resource (config task)", 1)
 V_RCM = _u("v_rcm", "recomputing finalizers", "program", "fin3, senders",
            "a replay's sums are being finalized (reverse checkpoint, recompute.py)")
+V_RCD = _u("v_rcd", "discarding finalizers", "program", "dfin",
+           "the recompute's closeout has run for the sample (reverse checkpoint)")
+V_RCW = _u("v_rcw", "discarding finalizers", "program", "r_close",
+           "the delta pass waits for the recompute (reverse checkpoint)")
 # -- every PE: constants of the placement -------------------------------------------------
 C_I0 = _u("c_i0", "all", "assembler", "main", "first input of I_r")
 C_ROWB = _u("c_rowb", "all", "assembler", "main", "bytes per stored row of W")
@@ -105,7 +109,8 @@ SKF = Word("skf", "buffer", "joins", "program", "fin3", "the skip FIFO")
 YBUF = Word("ybuf", "buffer", "joins", "program", "fin3", "y = f(x) + skip")
 
 WORDS: tuple[Word, ...] = (V_MODE, V_CPM, V_K, V_INFL, V_FPBUSY, V_BFULL, V_FLAG, V_BFLAG,
-                           V_GCNT, V_FPSL, V_BPSL, V_N1, V_FPC, V_SEED, V_RCM, C_I0, C_ROWB, C_O0,
+                           V_GCNT, V_FPSL, V_BPSL, V_N1, V_FPC, V_SEED, V_RCM, V_RCD, V_RCW, C_I0,
+                           C_ROWB, C_O0,
                            C_OEND, V_FLAGS, V_JCNT, V_TXP, V_TXPC, V_TXS, V_DXP, V_DXPC,
                            V_DXS, V_DFLAG, V_DPBUSY, V_SKN, V_SKW, V_SKIDLE, V_SKRD, V_SKWR,
                            V_BBUSY, C_NEGLR, C_S1, C_S2, C_ATHR, W, G, FPSUM, DPSUM, Z, BIAS, GB,

@@ -9,7 +9,7 @@ from .. import runtime_words as W
 from .. import task_ids as T
 from . import cpgd
 from .idioms import column, fab_in, stage_dsds
-from .recompute import replay_descriptors
+from .recompute import replay_descriptors, trigger_descriptors
 from .spec import PeSpec
 from .sparse_weights import sparse_weight_data
 
@@ -53,7 +53,7 @@ def _descriptors(s: PeSpec) -> list[str]:
         L += _finalizer_descriptors(s)
     if s.skip_grad_in is not None:
         L.append(fab_in("d_bin", s.skip_grad_in, nin))
-    return L
+    return L + trigger_descriptors(s)
 
 
 def _finalizer_descriptors(s: PeSpec) -> list[str]:
@@ -109,6 +109,8 @@ def _words(s: PeSpec) -> list[str]:
     L += cpgd.words(s)
     if s.sends_replay:
         L.append(W.declare(W.V_RCM))
+    if s.rc_gate:
+        L += [W.declare(W.V_RCD), W.declare(W.V_RCW)]
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))
         L += [W.declare(w) for w in (W.V_JCNT, W.V_TXP, W.V_TXPC, W.V_TXS, W.V_DXP, W.V_DXPC,

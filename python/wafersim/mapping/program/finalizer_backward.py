@@ -11,6 +11,7 @@ from .. import task_ids as T
 from . import cpgd
 from .idioms import bump
 from .join import skip_back
+from .recompute import delta_gate, send_trigger
 from .sender import sender_setup, staged_sender
 from .spec import PeSpec
 
@@ -43,7 +44,8 @@ def _read_stream(s: PeSpec) -> list[str]:
          "        st16 r5, v_dpbusy"]
     L += bump("v_jcnt", -1)
     return L + ["        lddwds  D[3], d_tot0",
-                f"        {s.MV} D[3], r2                   ; the first value started this task",
+                f"        {s.MV} D[3], r2                   ; the first value started this task"
+                ] + send_trigger(s) + [
                 f"        activate.t {T.JREAD}",
                 "j_read: lddwds  D[3], d_totr",
                 "        lds1wds S1[8], d_jin",
@@ -53,7 +55,8 @@ def _read_stream(s: PeSpec) -> list[str]:
 def _delta(s: PeSpec) -> list[str]:
     """dfin: delta of the sample in the backward slot (S1[7] = its activations, wli r4)."""
     E, FX, MV = s.esize, s.FX, s.MV
-    L = ["dfin:   ld16 r4, v_bpsl",
+    L = ["dfin:"] + delta_gate(s) + [
+         "        ld16 r4, v_bpsl",
          f"        li r5, {s.nout * E}",
          "        mul16 r4, r4, r5               ; the sample's slot of aslots (wli)",
          "        lds1wds S1[7], d_aw"]

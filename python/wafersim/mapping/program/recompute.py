@@ -48,11 +48,13 @@ from .idioms import chain_hop
 from .spec import PeSpec
 
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
-           "replay_finished", "discard_inputs", "discard_table", "recompute_mode"]
+           "replay_finished", "discard_inputs", "discard_table", "recompute_mode",
+           "send_trigger", "trigger_descriptors", "delta_gate", "recompute_done"]
 
-#: Registers the loop keeps between iterations: both "unused" in registers.py, so no other
-#: task's state is clobbered.
-_ROW, _END = "r13", "r15"
+#: Registers the loop keeps between iterations. r1 holds a return address only within a
+#: task, r15 nothing else (registers.py). Not r13: in fp32 it is the high half of a
+#: worker's -lr (r12:r13), which the chain pass reads after the replay.
+_ROW, _END = "r1", "r15"
 
 
 def replay_descriptors(s: PeSpec) -> list[str]:
@@ -97,6 +99,8 @@ def replay_table(s: PeSpec) -> list[str]:
     """The ``.task`` lines of the replay (local ids: a control wavelet or the host starts
     ``r_replay``; a worker's chain operation ends in ``r_sent``)."""
     L = [f".task r_replay, {T.RECOMPUTE}"]
+    if s.rc is not None:
+        L.append(f".task rc_go, {s.rc}")
     if not s.final:
         L.append(f".task r_sent, {T.R_SENT}")
     return L
@@ -127,11 +131,12 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     """r_replay: fpsum += W[O_c, i] * a_i for each stored a_i != 0 of the backward slot, i
     increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
     finalizer's column sums and sends in replay mode, ``replay_finalize``). The loop keeps the row's byte
-    offset in r13 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
+    offset in r1 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
     address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]. Its
     instructions count in the forward pass's statistics (``Plan.pass_of_pc``)."""
     E, MV, FX = s.esize, s.MV, s.FX
-    L = [";@pass forward",
+    L = [";@pass forward"] + (["rc_go:                                  ; the trigger (RC)"]
+                              if s.rc is not None else []) + [
          "r_replay: ld16 r5, v_bpsl",
          f"        li r0, {E}",
          "        mul16 r5, r5, r0",
@@ -152,6 +157,58 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     if then is None:
         then = replay_finalize(s) if s.final else replay_chain(s)
     return L + then
+
+
+# ---- the trigger and the finalizers' gating (recompute_trigger.py) --------------------------
+def send_trigger(s: PeSpec) -> list[str]:
+    """In ``j_first`` of F_0 of a segment's last layer, as it takes the sample's delta sums
+    (or targets): the backward pass has reached the segment. One wavelet of the trigger
+    color starts the replay at the kept layer and recompute mode at every other PE of the
+    segment; this PE starts its own ``r_mode`` locally."""
+    if not s.rc_source:
+        return []
+    return ["        lddwds  D[11], d_trig",
+            f"        {s.MV} D[11], r2                  ; the recompute trigger (RC) [0653]",
+            f"        activate {T.RECOMPUTE}                ; this PE's own r_mode"]
+
+
+def trigger_descriptors(s: PeSpec) -> list[str]:
+    if not s.rc_source:
+        return []
+    return [f"d_trig:   .dsd fabric_out, color={s.rc}, length=1, sw=1"]
+
+
+def delta_gate(s: PeSpec) -> list[str]:
+    """At ``dfin`` of a discarding layer's finalizer: its backward pass of the sample
+    needs the recomputed activations (its own block pass reads its inputs; in a "pass"
+    layer f' reads its outputs): unless ``r_close`` has run (``v_rcd``), note that it
+    waits (``v_rcw``) and end; ``r_close`` starts ``dfin`` again."""
+    if not s.rc_gate:
+        return []
+    return ["        ld16 r5, v_rcd",
+            "        eq16 r5, #0",
+            "        bf dfg",
+            "        movi r5, 1",
+            "        st16 r5, v_rcw",
+            "        term                           ; wait for the recompute's closeout",
+            "dfg:    movi r5, 0",
+            "        st16 r5, v_rcd"]
+
+
+def recompute_done(s: PeSpec) -> list[str]:
+    """In ``r_close`` of a discarding layer's finalizer: the recomputed activations are
+    in; a backward pass that waits for them at ``dfin`` starts again."""
+    if not s.rc_gate:
+        return []
+    return ["        movi r5, 1",
+            "        st16 r5, v_rcd",
+            "        ld16 r5, v_rcw",
+            "        eq16 r5, #0",
+            "        bt rcd0",
+            "        movi r5, 0",
+            "        st16 r5, v_rcw",
+            f"        activate {T.DFIN}                ; the delta pass waited: go on",
+            "rcd0:"]
 
 
 # ---- the discarding layers (k+1 .. m-1 of a segment) ----------------------------------------
@@ -175,6 +232,8 @@ def discard_table(s: PeSpec) -> list[str]:
     """``r_mode`` (the trigger's task: the recompute is coming) and ``r_close`` (the
     replayed activations' closeout, ``R_CLOSE``)."""
     L = [f".task r_mode, {T.RECOMPUTE}", f".task r_close, {T.R_CLOSE}"]
+    if s.rc is not None and not s.rc_source:
+        L.append(f".task rc_go, {s.rc}")
     if s.discards == "pass" and not s.final:
         L.append(f".task r_sent, {T.R_SENT}")
     return L
@@ -189,7 +248,8 @@ def recompute_mode(s: PeSpec) -> list[str]:
     are cleared: nothing east needs them. Either way it ends in ``admit``, which lets the
     next sample's activations in only if the forward pass's rules allow."""
     E = s.esize
-    L = [";@pass forward",
+    L = [";@pass forward"] + (["rc_go:                                  ; the trigger (RC)"]
+                              if s.rc is not None and not s.rc_source else []) + [
          "r_mode: ld16 r5, v_bpsl",
          f"        li r0, {E}",
          "        mul16 r5, r5, r0",
@@ -202,6 +262,7 @@ def recompute_mode(s: PeSpec) -> list[str]:
           f"        li r0, {E}",
           "        mul16 r5, r5, r0",
           f"        mov16 {FSLOT}, r5                  ; the forward slot again"]
+    L += recompute_done(s)
     if not s.final:
         L.append(f"        unblock {s.d_col}                  ; the inputs are back: the deltas may run")
     if s.discards == "pass":

@@ -69,6 +69,9 @@ class PeSpec:
                                 # forward pass from its stored inputs (recompute.py)
     discards: str | None = None  # a discarding layer: "pass" (the recompute goes on east)
                                  # or "end" (the segment's last layer); None: it keeps
+    rc: int | None = None       # the recompute trigger's color (a task color) at a PE of a
+                                # segment; None: started by a local id only (tests)
+    rc_source: bool = False     # F_0 of a segment's last layer: it sends the trigger
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""
@@ -95,6 +98,13 @@ class PeSpec:
     def sends_replay(self) -> bool:
         """A finalizer that finalizes and sends replayed sums (recompute.py)."""
         return self.final and (self.recomputes or self.discards == "pass")
+
+    @property
+    def rc_gate(self) -> bool:
+        """A discarding layer's finalizer: its backward pass (``dfin``) waits for the
+        recompute's closeout (``r_close``), since f' and its own block pass read the
+        recomputed activations (recompute.py)."""
+        return self.final and self.discards is not None
 
     @property
     def has_dp(self) -> bool:

@@ -1,0 +1,187 @@
+"""Reverse checkpoint (RCP; seed 000 FIG. 27D, FIG. 28C-E, [0614]-[0615], [0650]-[0656])
+end to end on the cycle-level wafer: ``ws.map(model, checkpoint=...)`` compiles the
+recompute pass (the trigger from a segment's last layer, the kept layer's replay, the
+discarding layers' recompute mode and gating, one activation slot in a discarding layer)
+and ``ws.Trainer(algo="sgd")`` trains with it.
+
+Under SGD the recomputed activations equal the discarded ones ([0653]) and so do the
+deltas and updates ([0655]): weights, biases and losses are bit for bit those of the same
+run without RCP, and those of the fp32 reference that discards and recomputes
+(``CheckpointedMLP``, an independent numpy model of the device's order of operations).
+The discarding layers hold one activation slot ([0656], A 2829 of FIG. 28D), so the
+activation bytes per PE drop; the recompute costs cycles, which the run measures."""
+
+import numpy as np
+import pytest
+
+import wafersim as ws
+from wafersim.mapping.checkpoint import check_checkpoint, recompute_segments
+from wafersim.reference.checkpoint import CheckpointedMLP
+
+from train_models import mlp
+
+pytestmark = pytest.mark.nosanitize
+
+#: name: (sizes, activation, blocks, loss)
+NETS = {
+    # the issue's 64-32-10 shape, scaled down (the mapping is the same code at any size)
+    "mse4": ((12, 10, 9, 8, 4), ws.nn.ReLU, [(3, 3), (3, 2), (2, 2), (2, 1)], "mse"),
+    "deep5_tanh": ((10, 9, 8, 8, 7, 3), ws.nn.Tanh, [(3, 3), (3, 2), (2, 2), (2, 2), (2, 1)], "mse"),
+    "deep5_sigmoid_1x1": ((8, 7, 6, 6, 5, 3), ws.nn.Sigmoid, [(1, 1)] * 5, "mse"),
+    "ce3": ((16, 12, 9, 5), ws.nn.ReLU, [(3, 2), (2, 2), (2, 2)], "cross_entropy"),
+}
+
+
+def _data(n_in, n_out, n, seed=3, labels=False):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, n_in)).astype(np.float32)
+    X[X < -0.4] = 0                         # sparse inputs, as images are
+    if labels:
+        return X, rng.integers(0, n_out, n)
+    return X, rng.uniform(-1, 1, (n, n_out)).astype(np.float32)
+
+
+def _params(model):
+    return [(d.linear.weight.copy(), d.linear.bias.copy()) for d in model.dense_layers()]
+
+
+def _train(net, policy, n=12, lr=0.1):
+    """(trainer, history, initial params, X, Y one-hot or targets) for ``net`` trained one
+    epoch of ``n`` samples in order with ``policy``."""
+    sizes, act, blocks, loss = NETS[net]
+    model = mlp(sizes, 4, act)
+    init = _params(model)
+    ce = loss == "cross_entropy"
+    X, y = _data(sizes[0], sizes[-1], n, labels=ce)
+    kw = {"loss": ws.nn.CrossEntropyLoss()} if ce else {}
+    plan = ws.map(model, blocks=blocks, checkpoint=policy, **kw)
+    tr = ws.Trainer(plan, lr=lr, progress=False)
+    hist = tr.fit(X, y, epochs=1, shuffle=False)
+    Y = np.eye(sizes[-1], dtype=np.float32)[y] if ce else y
+    return tr, hist, init, X, Y
+
+
+@pytest.mark.parametrize("net, policy", [
+    ("mse4", 2), ("mse4", [0, 3]), ("mse4", 4),
+    ("deep5_tanh", 2), ("deep5_tanh", [0, 1, 4]), ("deep5_tanh", 3),
+    ("deep5_sigmoid_1x1", [0, 3]),
+    ("ce3", 2), ("ce3", [0, 1]),
+])
+def test_sgd_with_rcp_is_bit_identical_to_without_and_to_the_reference_0653_0655(net, policy):
+    """[0653]: under SGD the kept layer's recompute gives the discarded activations again;
+    [0655]: the backward pass uses them, so deltas and updates are the same. Weights,
+    biases and the losses the wafer computed equal, bit for bit, the run without RCP and
+    ``CheckpointedMLP`` with the same policy (MSE and cross-entropy; blocks with rows, so
+    that finalizers take the rows' sums in the replay; segments of one and of several
+    discarding layers, ending inside the network and at the output layer)."""
+    sizes, act, blocks, loss = NETS[net]
+    tr, hist, init, X, Y = _train(net, policy)
+    keeps = check_checkpoint(policy, len(blocks))
+    assert not all(keeps)
+    plain, hist0, _, _, _ = _train(net, None)
+    for (W, b), (W0, b0) in zip(tr.weights(), plain.weights(), strict=True):
+        assert np.array_equal(W, W0) and np.array_equal(b, b0)
+    assert hist.loss == hist0.loss
+    names = [d.activation for d in tr.plan.model.dense_layers()]
+    ref = CheckpointedMLP(init, names, blocks, keeps, loss=loss)
+    _, losses = ref.fit(X, Y, 0.1, "sgd")
+    assert ref.recomputed > 0
+    for (W, b), (Wr, br) in zip(tr.weights(), ref.params(), strict=True):
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+    assert hist.loss[0] == pytest.approx(losses.mean(), rel=1e-12)
+    # the recompute ran: every kept layer of a segment replayed each sample (its
+    # finalizers' replays are tasks of the trigger color RC)
+    rc = tr.plan.colors["RC"]
+    for k, _ in recompute_segments(keeps):
+        b = tr.plan.layers[k]
+        started = tr.plan.wafer.pe(*b.at(1 % b.rows, 0)).stats()["tasks_started"]
+        assert started.get(rc) == len(X)
+
+
+def test_discarding_layers_hold_one_slot_and_the_peak_drops_0656():
+    """[0656]: the discarding layers store fewer activations: one slot (the sample whose
+    backward pass is there) instead of ``slots``. Per PE, in the programs' layout: a
+    discarding layer's PE holds nin x 1 (+ a finalizer's nout x 1) elements; the kept
+    layers as before; the mean and the peak over the PEs drop (hand-worked for 12-10-9-8-4,
+    blocks 3x3, 3x2, 2x2, 2x1, 8 slots, fp32, checkpoint=2: layer 1's PE (0, 0) keeps 4
+    inputs and 5 outputs: (4 + 5) x 1 x 4 = 36 bytes instead of 288)."""
+    sizes, act, blocks, _ = NETS["mse4"]
+    with_ = ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=2).memory()
+    without = ws.map(mlp(sizes, 4, act), blocks=blocks).memory()
+    L1 = (0, 3)                           # layer 1's PE (0, 0) on the wafer
+    assert (with_[L1]["activation_bytes"], without[L1]["activation_bytes"]) == (36, 288)
+    a1 = np.array([with_[p]["activation_bytes"] for p in sorted(with_)])
+    a0 = np.array([without[p]["activation_bytes"] for p in sorted(without)])
+    assert (a1 <= a0).all() and a1.sum() < a0.sum()
+    assert a1.max() <= a0.max()
+    # the data memory of the discarding PEs shrinks by as much
+    assert without[L1]["data_bytes"] - with_[L1]["data_bytes"] >= 288 - 36
+
+
+def test_manual_passes_with_rcp_give_the_same_deltas():
+    """forward(), delta() and chain() (one sample at a time): delta() triggers the
+    recompute; the deltas it reads back and the weights after chain() equal the plan
+    without RCP bit for bit."""
+    sizes, act, blocks, _ = NETS["mse4"]
+    X, Y = _data(sizes[0], sizes[-1], 2)
+    out = []
+    for policy in (None, 2):
+        tr = ws.Trainer(ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=policy),
+                        lr=0.1, progress=False)
+        runs = []
+        for k in range(2):
+            tr.forward(X[k])
+            runs.append(tr.delta(Y[k]))
+            tr.chain()
+        out.append((runs, tr.weights()))
+    for d0, d1 in zip(out[0][0], out[1][0]):
+        for a, b in zip(d0, d1, strict=True):
+            assert np.array_equal(a, b)
+    for (W, b), (W1, b1) in zip(out[0][1], out[1][1], strict=True):
+        assert np.array_equal(W, W1) and np.array_equal(b, b1)
+
+
+def test_prediction_after_rcp_training_is_the_forward_pass():
+    """Inference on a plan with RCP (nothing is discarded there: no backward pass) gives
+    the outputs of the plan without RCP."""
+    sizes, act, blocks, _ = NETS["mse4"]
+    X, _ = _data(sizes[0], sizes[-1], 5)
+    a = ws.Trainer(ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=2), progress=False)
+    b = ws.Trainer(ws.map(mlp(sizes, 4, act), blocks=blocks), progress=False)
+    assert np.array_equal(a.predict(X), b.predict(X))
+
+
+# ---- what is refused --------------------------------------------------------------------------
+@pytest.mark.parametrize("algo", ["minibatch", "cpgd"])
+def test_trainer_refuses_several_samples_in_flight_with_rcp(algo):
+    sizes, act, blocks, _ = NETS["mse4"]
+    plan = ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=2)
+    with pytest.raises(ws.ConfigError) as e:
+        ws.Trainer(plan, algo=algo, progress=False)
+    assert e.value.category == "unsupported"
+    assert "[1, 3]" in str(e.value) and "sgd" in str(e.value)
+
+
+def test_step_with_several_samples_is_refused_before_any_cycle():
+    sizes, act, blocks, _ = NETS["mse4"]
+    plan = ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=2)
+    tr = ws.Trainer(plan, progress=False)
+    X, Y = _data(sizes[0], sizes[-1], 3)
+    before = plan.wafer.cycle
+    with pytest.raises(ws.ConfigError, match="3 samples in flight"):
+        tr.step(X, Y)
+    assert plan.wafer.cycle == before
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"cpgd": True}, "cpgd=True"),
+    ({"weight_sparsity": 0.25}, "weight_sparsity"),
+    ({"activation_threshold": 0.0}, "activation_threshold"),
+])
+def test_map_refuses_what_the_recompute_pass_does_not_cover(kw, words):
+    sizes, act, blocks, _ = NETS["mse4"]
+    w = ws.Wafer(3, 9, mode="colors", colors=24)
+    with pytest.raises(ws.ConfigError) as e:
+        ws.map(mlp(sizes, 4, act), w, blocks=blocks, checkpoint=2, **kw)
+    assert e.value.category == "unsupported" and words in str(e.value)
+    assert not any(w.pe(r, c).loaded for r in range(3) for c in range(9))

@@ -100,22 +100,42 @@ def test_sgd_with_rcp_is_bit_identical_to_without_and_to_the_reference_0653_0655
 
 def test_discarding_layers_hold_one_slot_and_the_peak_drops_0656():
     """[0656]: the discarding layers store fewer activations: one slot (the sample whose
-    backward pass is there) instead of ``slots``. Per PE, in the programs' layout: a
-    discarding layer's PE holds nin x 1 (+ a finalizer's nout x 1) elements; the kept
-    layers as before; the mean and the peak over the PEs drop (hand-worked for 12-10-9-8-4,
-    blocks 3x3, 3x2, 2x2, 2x1, 8 slots, fp32, checkpoint=2: layer 1's PE (0, 0) keeps 4
-    inputs and 5 outputs: (4 + 5) x 1 x 4 = 36 bytes instead of 288)."""
+    backward pass is there) instead of ``slots``, and so do the outputs of the finalizers
+    that feed them. Hand-worked for 12-10-9-8-4, blocks 3x3, 3x2, 2x2, 2x1, 8 slots, fp32,
+    checkpoint=2 (layers 1 and 3 discard), bytes = elements x slots x 4:
+
+    * layer 1's PE (0, 0) (a finalizer): 4 inputs and 5 outputs, (4 + 5) x 1 instead of
+      (4 + 5) x 8: 36 bytes instead of 288;
+    * layer 0's F_0: 4 inputs x 8 + 4 outputs x 1 = 144 instead of (4 + 4) x 8 = 256;
+    * layer 2's F_0 (kept inputs, its outputs go to layer 3, which discards): 5 x 8 + 4 x 1
+      = 176 instead of (5 + 4) x 8 = 288, the peak over all PEs with RCP (288 without)."""
     sizes, act, blocks, _ = NETS["mse4"]
     with_ = ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=2).memory()
     without = ws.map(mlp(sizes, 4, act), blocks=blocks).memory()
-    L1 = (0, 3)                           # layer 1's PE (0, 0) on the wafer
-    assert (with_[L1]["activation_bytes"], without[L1]["activation_bytes"]) == (36, 288)
+    for pe, (w1, w0) in {(0, 3): (36, 288), (0, 0): (144, 256), (0, 5): (176, 288)}.items():
+        assert (with_[pe]["activation_bytes"], without[pe]["activation_bytes"]) == (w1, w0), pe
+    # the data memory of the discarding PE shrinks by as much (a replaying one's by that
+    # less the replay's few words and descriptors)
+    assert without[(0, 3)]["data_bytes"] - with_[(0, 3)]["data_bytes"] >= 288 - 36
     a1 = np.array([with_[p]["activation_bytes"] for p in sorted(with_)])
     a0 = np.array([without[p]["activation_bytes"] for p in sorted(without)])
     assert (a1 <= a0).all() and a1.sum() < a0.sum()
-    assert a1.max() <= a0.max()
-    # the data memory of the discarding PEs shrinks by as much
-    assert without[L1]["data_bytes"] - with_[L1]["data_bytes"] >= 288 - 36
+    assert (a1.max(), a0.max()) == (176, 288)
+
+
+def test_stats_report_the_layout_and_the_measured_cycles():
+    """``tr.stats().checkpoint()`` on a plan mapped with a policy: the bytes of its
+    programs' layout (as Plan.memory) and the cycles per sample measured with the
+    recompute, which exceed those of the same run without it (the replay lies on the
+    backward pass's path with one sample in flight)."""
+    tr, _, _, _, _ = _train("mse4", 2, n=4)
+    plain, _, _, _, _ = _train("mse4", None, n=4)
+    r = tr.stats().checkpoint()
+    mem = tr.plan.memory()
+    assert r["recomputes"] and r["layout_peak"] == 176
+    assert r["layout_total"] == sum(mem[p]["activation_bytes"] for p in tr.plan.specs)
+    assert r["cycles_per_sample"] > plain.stats().cycles_per_sample
+    assert not plain.stats().checkpoint()["recomputes"]
 
 
 def test_manual_passes_with_rcp_give_the_same_deltas():

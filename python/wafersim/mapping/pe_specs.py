@@ -67,7 +67,10 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
     last = b.index == L - 1 and not plan.loss_lowering.has_head
     # a reverse checkpoint: the kept layer of a segment replays, the others discard and
     # hold one slot (one sample in flight; recompute.py, recompute_trigger.py)
-    role = trigger_roles(plan.keeps).get(b.index)
+    roles = trigger_roles(plan.keeps)
+    role = roles.get(b.index)
+    if r == c and roles.get(b.index + 1) in ("pass", "end"):
+        extra["one_out_slot"] = True        # layer l + 1 discards what this F sends
     if role is not None:
         extra.update(recomputes=role == "replay",
                      discards=None if role == "replay" else role,

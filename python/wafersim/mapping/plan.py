@@ -440,13 +440,15 @@ class Plan:
     def memory(self) -> dict[tuple[int, int], dict]:
         """Per PE: data bytes used, instructions of its program, and the bytes of forward
         activations it keeps for the backward pass (``activation_bytes``: its activation
-        slots, inputs and a finalizer's outputs, as its program lays them out; a reverse
-        checkpoint's discarding layers hold one slot: mapping/checkpoint.py)."""
+        slots, inputs and a finalizer's outputs, as its program lays them out; under a
+        reverse checkpoint a discarding layer's inputs and the outputs it takes from its
+        finalizers hold one slot: mapping/checkpoint.py)."""
         esize = 4 if self.dtype == "fp32" else 2
         out = {}
         for p, prog in self.programs.items():
             s = self.specs.get(p)
-            acts = 0 if s is None else (s.nin + (s.nout if s.final else 0)) * s.slots * esize
+            acts = 0 if s is None else (
+                s.nin * s.slots + (s.nout * s.out_slots if s.final else 0)) * esize
             out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count,
                       "activation_bytes": acts}
         return out

@@ -252,12 +252,14 @@ class TrainStats:
             layers.append((fw, bw))
         return {"cycles": sum(f + b for f, b in layers), "layers": layers}
 
-    def checkpoint(self, policy) -> dict:
-        """What the reverse-checkpoint ``policy`` (as ``ws.map(checkpoint=)`` takes it)
-        would save on this plan: activation bytes per PE with and without, peak, total,
-        saved per PE; and what it would cost: the forward busy cycles it replays per sample
-        and, with ``Trainer(timeline=True)`` and one sample in flight, the added cycles per
-        sample, both estimated from these runs (train/checkpoint_stats.py)."""
+    def checkpoint(self, policy=None) -> dict:
+        """What the reverse-checkpoint ``policy`` (as ``ws.map(checkpoint=)`` takes it;
+        None: the plan's own) saves on this plan: activation bytes per PE with and
+        without, peak, total, saved per PE; for the plan's own policy the bytes of its
+        programs' layout (``layout_*``) and the measured ``cycles_per_sample``; for
+        another, the forward busy cycles it would replay per sample and, with
+        ``Trainer(timeline=True)`` and one sample in flight, the added cycles per sample,
+        estimated from these runs (train/checkpoint_stats.py)."""
         from .checkpoint_stats import checkpoint_report
 
         return checkpoint_report(self, policy)

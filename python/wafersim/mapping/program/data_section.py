@@ -144,7 +144,7 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
         L.append(W.declare(W.Z, value_type=TY, count=nout))
         if s.bias:
             L += [W.declare(W.BIAS, value_type=TY, count=nout), W.declare(W.GB, value_type=TY, count=nout)]
-        L += [W.declare(W.ASLOTS, value_type=TY, count=K * nout),
+        L += [W.declare(W.ASLOTS, value_type=TY, count=s.out_slots * nout),
               W.declare(W.TOT, value_type=TY, count=nout),
               W.declare(W.FPR, value_type=TY, count=nout),
               W.declare(W.DELTA, value_type=TY, count=nout)]

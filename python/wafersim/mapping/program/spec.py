@@ -72,6 +72,8 @@ class PeSpec:
     rc: int | None = None       # the recompute trigger's color (a task color) at a PE of a
                                 # segment; None: started by a local id only (tests)
     rc_source: bool = False     # F_0 of a segment's last layer: it sends the trigger
+    one_out_slot: bool = False  # F whose outputs the next layer discards (reverse checkpoint,
+                                # one sample in flight): one slot of outputs, not ``slots``
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""
@@ -98,6 +100,11 @@ class PeSpec:
     def sends_replay(self) -> bool:
         """A finalizer that finalizes and sends replayed sums (recompute.py)."""
         return self.final and (self.recomputes or self.discards == "pass")
+
+    @property
+    def out_slots(self) -> int:
+        """A finalizer's slots of outputs (``aslots``)."""
+        return 1 if self.one_out_slot else self.slots
 
     @property
     def rc_gate(self) -> bool:

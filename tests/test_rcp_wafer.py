@@ -98,6 +98,61 @@ def test_sgd_with_rcp_is_bit_identical_to_without_and_to_the_reference_0653_0655
         assert started.get(rc) == len(X)
 
 
+@pytest.mark.parametrize("loss", ["mse", "cross_entropy"])
+def test_digits_64_32_10_with_the_output_layer_discarding(loss):
+    """The issue's 64-32-10 digits network (blocks chosen by ws.map), checkpoint=2: layer
+    1, the output layer, discards its inputs and layer 0 recomputes them when the targets
+    (MSE) or the softmax head's deltas (cross-entropy) arrive. 30 samples: bit for bit
+    the run without RCP and CheckpointedMLP."""
+    pytest.importorskip("sklearn")
+    from wafersim.train.datasets import digits
+
+    Xtr, ytr, _, _ = digits()
+    X, y = Xtr[:30], ytr[:30]
+    ce = loss == "cross_entropy"
+    runs = []
+    for policy in (None, 2):
+        model = mlp((64, 32, 10), 2)
+        init = _params(model)
+        plan = ws.map(model, checkpoint=policy, **({"loss": ws.nn.CrossEntropyLoss()} if ce else {}))
+        tr = ws.Trainer(plan, lr=0.1, progress=False)
+        h = tr.fit(X, y, epochs=1, shuffle=False)
+        runs.append((tr, h))
+    (tr0, h0), (tr1, h1) = runs
+    assert tr1.plan.keeps == (True, False) and h1.loss == h0.loss
+    shapes = [(b.rows, b.cols) for b in tr1.plan.layers]
+    ref = CheckpointedMLP(init, ["relu", "identity"], shapes, (True, False), loss=loss)
+    ref.fit(X, np.eye(10, dtype=np.float32)[y], 0.1, "sgd")
+    for (W, b), (W0, b0), (Wr, br) in zip(tr1.weights(), tr0.weights(), ref.params(), strict=True):
+        assert np.array_equal(W, W0) and np.array_equal(b, b0)
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+
+
+@pytest.mark.parametrize("kw", [
+    {"optimizer": ws.optim.SGD(lr=0.1, momentum=0.9)},
+    {"optimizer": ws.optim.SGD(lr=0.1, weight_decay=0.01)},
+    {"optimizer": ws.optim.Adam(lr=0.01)},
+    {"dtype": "fp16"},
+    {"smear": {2: [0.5, 0.5]}},
+], ids=["momentum", "weight_decay", "adam", "fp16", "smear"])
+def test_sgd_with_rcp_other_optimizers_fp16_and_smearing_as_without_0655(kw):
+    """One sample at a time with an optimizer that accumulates and updates per sample
+    (momentum, weight decay, Adam), in fp16, and with a smeared discarding layer: the
+    weights and losses are bit for bit those of the same plan without RCP (each of which
+    the device-order reference checks in its own test file)."""
+    sizes, act, blocks, _ = NETS["mse4"]
+    X, Y = _data(sizes[0], sizes[-1], 8)
+    out = []
+    for policy in (None, 2):
+        tr = ws.Trainer(ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=policy, **kw),
+                        progress=False)
+        h = tr.fit(X, Y, epochs=1, shuffle=False)
+        out.append((tr.weights(), h.loss, h.cycles[0]))
+    for (W, b), (W1, b1) in zip(out[0][0], out[1][0], strict=True):
+        assert np.array_equal(W, W1) and np.array_equal(b, b1)
+    assert out[0][1] == out[1][1] and out[1][2] > out[0][2]
+
+
 def test_discarding_layers_hold_one_slot_and_the_peak_drops_0656():
     """[0656]: the discarding layers store fewer activations: one slot (the sample whose
     backward pass is there) instead of ``slots``, and so do the outputs of the finalizers

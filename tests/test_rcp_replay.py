@@ -181,7 +181,8 @@ def test_a_discarding_policy_compiles_the_recompute_pass_where_the_segments_are(
         assert s.discards == ("end" if s.layer in (1, 3) else None)
         assert s.rc == plan.colors["RC"]
         assert s.rc_source == (s.layer in (1, 3) and s.row == s.col == 0)
-        assert s.slots == (1 if s.discards else plan.slots)
+        assert s.slots == plan.slots and s.in_slots == (1 if s.discards else plan.slots)
+        assert s.out_slots == (1 if s.final and s.layer in (0, 2) else plan.slots)
         src = pe_source(s)
         assert ("r_replay" in src) == s.recomputes and ("r_mode" in src) == bool(s.discards)
 

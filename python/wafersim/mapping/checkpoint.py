@@ -28,7 +28,7 @@ import numbers
 from ..errors import ConfigError
 
 __all__ = ["check_checkpoint", "recompute_segments", "activation_memory",
-           "checkpoint_memory", "check_checkpoint_fits", "one_in_flight"]
+           "checkpoint_memory", "check_checkpoint_fits", "no_cpgd"]
 
 
 def _layer_index(value, n_layers: int, where: str) -> int:
@@ -149,12 +149,11 @@ def check_checkpoint_fits(blocks, slots: int, esize: int, keeps, limit: int, nee
                         f"{fewer}")
 
 
-def one_in_flight(plan, what: str) -> str:
-    """The message of a Trainer's refusal: a plan whose layers discard trains one sample
-    at a time (SGD)."""
+def no_cpgd(plan) -> str:
+    """The message of a Trainer's refusal of CPGD on a plan whose layers discard."""
     gone = [l for l, k in enumerate(plan.keeps) if not k]
-    return (f"{what}: this plan was mapped with a reverse checkpoint (layer(s) {gone} "
+    return (f"algo='cpgd': this plan was mapped with a reverse checkpoint (layer(s) {gone} "
             f"discard their forward activations), and the wafer's recompute pass is built "
-            f"for one sample in flight: train it with algo='sgd' (mini-batches, step() with "
-            f"several samples and CPGD are not supported with a checkpoint; "
-            f"docs/unsupported_functionality.md)")
+            f"for SGD and mini-batches, whose weights do not change between a sample's "
+            f"forward and backward passes; train it with algo='sgd' or 'minibatch' "
+            f"(docs/unsupported_functionality.md)")

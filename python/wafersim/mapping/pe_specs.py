@@ -79,7 +79,7 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
                   cols=b.cols, i0=i0, nin=nin, o0=o0, nout=nout,
                   act=activation_for(d.activation, d.act_module),
                   bias=d.has_bias, dtype=plan.dtype,
-                  slots=1 if extra.get("discards") else plan.slots,
+                  slots=plan.slots, one_slot=bool(extra.get("discards")),
                   n_out_layer=d.n_out, qcap=plan.wafer.ce_config.input_queue_depth,
                   optimizer=plan.optimizer_lowering,
                   loss=plan.loss_lowering if last and r == c else None,

@@ -156,7 +156,7 @@ class Plan:
                     spec = self._spec(b, r, c)
                     extra = sum(part.extra_bytes(spec.nin, spec.nout, esize, spec.slots, r == c)
                                 for part in spec.lowerings())
-                    need = pe_data_bytes(spec.nin, spec.nout, esize, spec.slots, r == c,
+                    need = pe_data_bytes(spec.nin, spec.nout, esize, spec.in_slots, r == c,
                                          b.index == 0, spec.skip_depth, extra, spec.ncols)
                     if need > limit:
                         raise self._too_big(b, r, c, need, limit)
@@ -308,7 +308,7 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self.specs[b.at(r, c)]
-                    blk = np.zeros((spec.nin, spec.ncols + spec.slots), dtype=t)
+                    blk = np.zeros((spec.nin, spec.ncols + spec.in_slots), dtype=t)
                     kept = [spec.o0 + j for j in (range(spec.nout) if spec.keep is None else spec.keep)]
                     blk[:, :len(kept)] = W[kept, spec.i0:spec.i0 + spec.nin].T
                     self.wafer.memcpy_h2d("w", blk.ravel(), rect=b.at(r, c))
@@ -326,7 +326,7 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     s = self.specs[b.at(r, c)]
-                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(s.nin, s.ncols + s.slots)
+                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(s.nin, s.ncols + s.in_slots)
                     kept = [s.o0 + j for j in (range(s.nout) if s.keep is None else s.keep)]
                     W[kept, s.i0:s.i0 + s.nin] = raw[:, :len(kept)].T   # pruned: 0
                     if r == c and s.bias:
@@ -448,7 +448,7 @@ class Plan:
         for p, prog in self.programs.items():
             s = self.specs.get(p)
             acts = 0 if s is None else (
-                s.nin * s.slots + (s.nout * s.out_slots if s.final else 0)) * esize
+                s.nin * s.in_slots + (s.nout * s.out_slots if s.final else 0)) * esize
             out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count,
                       "activation_bytes": acts}
         return out

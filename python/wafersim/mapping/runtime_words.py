@@ -58,6 +58,10 @@ V_RCD = _u("v_rcd", "discarding finalizers", "program", "dfin",
            "the recompute's closeout has run for the sample (reverse checkpoint)")
 V_RCW = _u("v_rcw", "discarding finalizers", "program", "r_close",
            "the delta pass waits for the recompute (reverse checkpoint)")
+V_RCQ = _u("v_rcq", "segment PEs", "program", "rc_try",
+           "recompute triggers queued here (reverse checkpoint)")
+V_RCB = _u("v_rcb", "segment PEs", "program", "rc_try, bp_end",
+           "a recompute started here whose backward pass has not ended (reverse checkpoint)")
 # -- every PE: constants of the placement -------------------------------------------------
 C_I0 = _u("c_i0", "all", "assembler", "main", "first input of I_r")
 C_ROWB = _u("c_rowb", "all", "assembler", "main", "bytes per stored row of W")
@@ -109,7 +113,8 @@ SKF = Word("skf", "buffer", "joins", "program", "fin3", "the skip FIFO")
 YBUF = Word("ybuf", "buffer", "joins", "program", "fin3", "y = f(x) + skip")
 
 WORDS: tuple[Word, ...] = (V_MODE, V_CPM, V_K, V_INFL, V_FPBUSY, V_BFULL, V_FLAG, V_BFLAG,
-                           V_GCNT, V_FPSL, V_BPSL, V_N1, V_FPC, V_SEED, V_RCM, V_RCD, V_RCW, C_I0,
+                           V_GCNT, V_FPSL, V_BPSL, V_N1, V_FPC, V_SEED, V_RCM, V_RCD, V_RCW, V_RCQ,
+                           V_RCB, C_I0,
                            C_ROWB, C_O0,
                            C_OEND, V_FLAGS, V_JCNT, V_TXP, V_TXPC, V_TXS, V_DXP, V_DXPC,
                            V_DXS, V_DFLAG, V_DPBUSY, V_SKN, V_SKW, V_SKIDLE, V_SKRD, V_SKWR,

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..mapping import runtime_words as W
 from ..mapping import task_ids as T
-from ..mapping.checkpoint import one_in_flight
+from ..mapping.checkpoint import no_cpgd
 from ..mapping.plan import DTYPES, Plan
 from ..nn.sequential import Sequential
 from .cpgd_stats import clear_cpgd_words, read_staleness
@@ -103,8 +103,8 @@ class Trainer:
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
-        if not all(plan.keeps) and algo != "sgd":
-            raise ConfigError(one_in_flight(plan, f"algo={algo!r}"), category="unsupported")
+        if not all(plan.keeps) and algo == "cpgd":
+            raise ConfigError(no_cpgd(plan), category="unsupported")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
         if loss is not None and not _same_loss(loss, plan.loss):
             raise ConfigError(f"loss={loss!r}: the loss is compiled into the plan ({plan.loss!r}); "
@@ -169,8 +169,6 @@ class Trainer:
     def _words(self, *, train: bool, accumulate: bool, k: int, batch: int = 1,
                last: int = 1) -> None:
         p = self.plan
-        if train and k > 1 and not all(p.keeps):
-            raise ConfigError(one_in_flight(p, f"{k} samples in flight"), category="unsupported")
         p.write_word(W.V_MODE, 1 if train else 0)
         p.write_word(W.V_CPM, 1 if accumulate else 0)
         p.write_word(W.V_K, k)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..registers import FSLOT
 from .idioms import bump
-from .recompute import discard_inputs
+from .recompute import discard_inputs, trigger_admit, trigger_done
 from .spec import PeSpec
 
 __all__ = ["fp_count", "fp_end", "bp_end"]
@@ -61,13 +61,15 @@ def fp_end(s: PeSpec) -> list[str]:
               "        eq16 r4, r0",
               "        bf fps",
               "        movi r4, 0",
-              "fps:    st16 r4, v_fpsl",
-              f"        li r0, {E}",
-              "        mul16 r4, r4, r0",
-              f"        mov16 {FSLOT}, r4                  ; next forward slot's offset"]
+              "fps:    st16 r4, v_fpsl"]
+        if s.in_slots > 1:      # (one stored slot: FSLOT stays 0; recompute.py)
+            L += [f"        li r0, {E}",
+                  "        mul16 r4, r4, r0",
+                  f"        mov16 {FSLOT}, r4                  ; next forward slot's offset"]
     L += ["        jmp admit",
           # admit: unblock the activations when the next sample may start here
-          "admit:  ld16 r0, v_fpbusy",
+          "admit:"] + trigger_admit(s) + [
+          "        ld16 r0, v_fpbusy",
           "        eq16 r0, #0",
           "        bf adm0",
           "        ld16 r0, v_bfull",
@@ -87,7 +89,8 @@ def bp_end(s: PeSpec) -> list[str]:
     apply the mini-batch's update at its end, and admit the next sample."""
     E, K = s.esize, s.slots
     L = [";@pass control",
-         "bp_end: ld16 r4, v_bpsl",
+         "bp_end:"] + trigger_done(s) + [
+         "        ld16 r4, v_bpsl" if s.in_slots > 1 else "        movi r4, 0",
          f"        li r0, {E}",
          "        mul16 r4, r4, r0",
          "        lddwds  D[11], d_actz",

@@ -29,7 +29,8 @@ def _descriptors(s: PeSpec) -> list[str]:
          f"d_actst:  .dsd mem1d, base=w + {nc * E}, length=1, stride={E}, wli=1",
          column(s, "d_wcol", "w", rowb, True, 3),
          column(s, "d_actz", f"w + {nc * E}", rowb, True, 3)]
-    L += [column(s, f"d_actc{k}", f"w + {(nc + k) * E}", rowb, False, 3) for k in range(K)]
+    L += [column(s, f"d_actc{k}", f"w + {(nc + min(k, s.in_slots - 1)) * E}", rowb, False, 3)
+          for k in range(K)]
     L += [column(s, "d_gcol", "g", nc * E, True, 4),
           f"x_col:    .xdsd mem4d, dims=({nin},), strides=({rowb},)",
           f"x_gcol:   .xdsd mem4d, dims=({nin},), strides=({nc * E},)",
@@ -111,6 +112,8 @@ def _words(s: PeSpec) -> list[str]:
         L.append(W.declare(W.V_RCM))
     if s.rc_gate:
         L += [W.declare(W.V_RCD), W.declare(W.V_RCW)]
+    if s.rc is not None:
+        L += [W.declare(W.V_RCQ), W.declare(W.V_RCB)]
     if s.final:
         L.append(W.declare(W.V_FLAGS, count=s.slots))
         L += [W.declare(w) for w in (W.V_JCNT, W.V_TXP, W.V_TXPC, W.V_TXS, W.V_DXP, W.V_DXPC,
@@ -134,7 +137,7 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
         exports_last = names
     else:
         exports_last = []
-    L += [W.declare(W.W, value_type=TY, count=nin * (s.ncols + K)),
+    L += [W.declare(W.W, value_type=TY, count=nin * (s.ncols + s.in_slots)),
           W.declare(W.G, value_type=TY, count=nin * s.ncols),
           W.declare(W.FPSUM, value_type=TY, count=nout)]
     if s.has_dp:

@@ -56,7 +56,7 @@ def _delta(s: PeSpec) -> list[str]:
     """dfin: delta of the sample in the backward slot (S1[7] = its activations, wli r4)."""
     E, FX, MV = s.esize, s.FX, s.MV
     L = ["dfin:"] + delta_gate(s) + [
-         "        movi r4, 0" if s.one_out_slot else "        ld16 r4, v_bpsl",
+         "        movi r4, 0" if s.out_slots == 1 < s.slots else "        ld16 r4, v_bpsl",
          f"        li r5, {s.nout * E}",
          "        mul16 r4, r4, r5               ; the sample's slot of aslots (wli)",
          "        lds1wds S1[7], d_aw"]

@@ -68,7 +68,7 @@ def finalize_forward(s: PeSpec) -> list[str]:
         last_round = ["        term"]
         done = finished
     slot = (["        movi r4, 0                     ; one slot of outputs (the next layer discards)"]
-            if s.one_out_slot else ["        ld16 r4, v_fpsl"] + replay_slot(s))
+            if s.out_slots == 1 < s.slots else ["        ld16 r4, v_fpsl"] + replay_slot(s))
     L = slot + [
          f"        li r5, {s.nout * E}",
          "        mul16 r4, r4, r5               ; the sample's slot of aslots",

@@ -49,7 +49,8 @@ from .spec import PeSpec
 
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
            "replay_finished", "discard_inputs", "discard_table", "recompute_mode",
-           "send_trigger", "trigger_descriptors", "delta_gate", "recompute_done"]
+           "send_trigger", "trigger_descriptors", "delta_gate", "recompute_done",
+           "trigger_admit", "trigger_done"]
 
 #: Registers the loop keeps between iterations. r1 holds a return address only within a
 #: task, r15 nothing else (registers.py). Not r13: in fp32 it is the high half of a
@@ -98,9 +99,7 @@ def replay_finished(s: PeSpec) -> list[str]:
 def replay_table(s: PeSpec) -> list[str]:
     """The ``.task`` lines of the replay (local ids: a control wavelet or the host starts
     ``r_replay``; a worker's chain operation ends in ``r_sent``)."""
-    L = [f".task r_replay, {T.RECOMPUTE}"]
-    if s.rc is not None:
-        L.append(f".task rc_go, {s.rc}")
+    L = trigger_table(s, "r_replay")
     if not s.final:
         L.append(f".task r_sent, {T.R_SENT}")
     return L
@@ -135,8 +134,7 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]. Its
     instructions count in the forward pass's statistics (``Plan.pass_of_pc``)."""
     E, MV, FX = s.esize, s.MV, s.FX
-    L = [";@pass forward"] + (["rc_go:                                  ; the trigger (RC)"]
-                              if s.rc is not None else []) + [
+    L = [";@pass forward"] + trigger_queue(s, "r_replay") + [
          "r_replay: ld16 r5, v_bpsl",
          f"        li r0, {E}",
          "        mul16 r5, r5, r0",
@@ -160,6 +158,73 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
 
 
 # ---- the trigger and the finalizers' gating (recompute_trigger.py) --------------------------
+def trigger_table(s: PeSpec, body: str) -> list[str]:
+    """The task that starts the recompute at this PE: the trigger's color (RC) starts
+    ``rc_go``, which queues it (at F_0 of the segment's last layer, which sends it, the
+    local id RECOMPUTE); without a trigger (single-PE tests) ``body`` is started
+    directly by the local id."""
+    if s.rc is None:
+        return [f".task {body}, {T.RECOMPUTE}"]
+    return [f".task rc_go, {T.RECOMPUTE if s.rc_source else s.rc}"]
+
+
+def trigger_queue(s: PeSpec, body: str) -> list[str]:
+    """``rc_go`` counts a trigger (``v_rcq``); ``rc_try`` (also at the top of ``admit``,
+    after every event that can make the PE ready) starts ``body`` for the oldest one
+    when the PE is ready: no recompute whose backward pass has not ended here
+    (``v_rcb``, cleared by ``bp_end``), no forward pass in progress (``v_fpbusy``) and
+    none to come before it: the mini-batch's forward passes are done here (``v_bfull``)
+    or every sample in flight has been forwarded (``v_infl`` = ``v_k``). Then each PE of
+    the segment runs, on the forward pass's colors, first every forward pass it admits
+    and then the recomputes, in sample order, the same sequence at every PE of a
+    column's chain and a row's stream. r1 = where to go when nothing starts."""
+    if s.rc is None:
+        return []
+    return ["rc_go:  ld16 r5, v_rcq",
+            "        addi r5, 1",
+            "        st16 r5, v_rcq                 ; a trigger (RC) [0653]",
+            "        li r1, idle",
+            "rc_try: ld16 r5, v_rcq",
+            "        eq16 r5, #0",
+            "        bt rct0",
+            "        ld16 r5, v_rcb",
+            "        eq16 r5, #0",
+            "        bf rct0                        ; the last recompute's backward pass runs",
+            "        ld16 r5, v_fpbusy",
+            "        eq16 r5, #0",
+            "        bf rct0                        ; a forward pass is in progress",
+            "        ld16 r5, v_bfull",
+            "        eq16 r5, #0",
+            "        bf rcgo                        ; the batch's forward passes are done",
+            "        ld16 r0, v_infl",
+            "        ld16 r5, v_k",
+            "        lt16 r0, r5",
+            "        bt rct0                        ; another forward pass may come first",
+            "rcgo:   ld16 r5, v_rcq",
+            "        addi r5, -1",
+            "        st16 r5, v_rcq",
+            "        movi r5, 1",
+            "        st16 r5, v_rcb",
+            f"        jmp {body}",
+            "rct0:   jr r1"]
+
+
+def trigger_admit(s: PeSpec) -> list[str]:
+    """At the top of ``admit``: a queued trigger may start now."""
+    if s.rc is None:
+        return []
+    return ["        li r1, adm1",
+            "        jmp rc_try",
+            "adm1:"]
+
+
+def trigger_done(s: PeSpec) -> list[str]:
+    """At ``bp_end``: the recompute's backward pass has ended here."""
+    if s.rc is None:
+        return []
+    return ["        movi r5, 0",
+            "        st16 r5, v_rcb"]
+
 def send_trigger(s: PeSpec) -> list[str]:
     """In ``j_first`` of F_0 of a segment's last layer, as it takes the sample's delta sums
     (or targets): the backward pass has reached the segment. One wavelet of the trigger
@@ -231,9 +296,7 @@ def discard_inputs(s: PeSpec) -> list[str]:
 def discard_table(s: PeSpec) -> list[str]:
     """``r_mode`` (the trigger's task: the recompute is coming) and ``r_close`` (the
     replayed activations' closeout, ``R_CLOSE``)."""
-    L = [f".task r_mode, {T.RECOMPUTE}", f".task r_close, {T.R_CLOSE}"]
-    if s.rc is not None and not s.rc_source:
-        L.append(f".task rc_go, {s.rc}")
+    L = trigger_table(s, "r_mode") + [f".task r_close, {T.R_CLOSE}"]
     if s.discards == "pass" and not s.final:
         L.append(f".task r_sent, {T.R_SENT}")
     return L
@@ -248,20 +311,21 @@ def recompute_mode(s: PeSpec) -> list[str]:
     are cleared: nothing east needs them. Either way it ends in ``admit``, which lets the
     next sample's activations in only if the forward pass's rules allow."""
     E = s.esize
-    L = [";@pass forward"] + (["rc_go:                                  ; the trigger (RC)"]
-                              if s.rc is not None and not s.rc_source else []) + [
-         "r_mode: ld16 r5, v_bpsl",
-         f"        li r0, {E}",
-         "        mul16 r5, r5, r0",
-         f"        mov16 {FSLOT}, r5                  ; store the replayed inputs in the backward slot"]
+    L = [";@pass forward"] + trigger_queue(s, "r_mode") + ["r_mode:"]
+    if s.in_slots > 1:          # (one stored slot: FSLOT is 0 for both)
+        L += ["        ld16 r5, v_bpsl",
+              f"        li r0, {E}",
+              "        mul16 r5, r5, r0",
+              f"        mov16 {FSLOT}, r5                  ; store the replayed inputs in the backward slot"]
     if s.sends_replay:
         L += ["        movi r5, 1", "        st16 r5, v_rcm"]
     L += [f"        unblock.t {s.a_in}",
-          f"r_close: block {s.a_in}",
-          "        ld16 r5, v_fpsl",
-          f"        li r0, {E}",
-          "        mul16 r5, r5, r0",
-          f"        mov16 {FSLOT}, r5                  ; the forward slot again"]
+          f"r_close: block {s.a_in}"]
+    if s.in_slots > 1:
+        L += ["        ld16 r5, v_fpsl",
+              f"        li r0, {E}",
+              "        mul16 r5, r5, r0",
+              f"        mov16 {FSLOT}, r5                  ; the forward slot again"]
     L += recompute_done(s)
     if not s.final:
         L.append(f"        unblock {s.d_col}                  ; the inputs are back: the deltas may run")

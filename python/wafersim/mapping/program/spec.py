@@ -72,8 +72,11 @@ class PeSpec:
     rc: int | None = None       # the recompute trigger's color (a task color) at a PE of a
                                 # segment; None: started by a local id only (tests)
     rc_source: bool = False     # F_0 of a segment's last layer: it sends the trigger
-    one_out_slot: bool = False  # F whose outputs the next layer discards (reverse checkpoint,
-                                # one sample in flight): one slot of outputs, not ``slots``
+    one_out_slot: bool = False  # F whose outputs the next layer discards (reverse checkpoint):
+                                # one slot of outputs, not ``slots`` (recompute.py)
+    one_slot: bool = False      # a discarding layer (reverse checkpoint): one slot of inputs
+                                # (and a finalizer's outputs); ``slots`` still counts the
+                                # samples in flight (slot indices, flags)
 
     def lowerings(self) -> list:
         """The plug-ins whose code and data this PE carries."""
@@ -102,8 +105,13 @@ class PeSpec:
         return self.final and (self.recomputes or self.discards == "pass")
 
     @property
+    def in_slots(self) -> int:
+        """Stored slots of inputs beside the weight rows."""
+        return 1 if self.one_slot else self.slots
+
+    @property
     def out_slots(self) -> int:
-        """A finalizer's slots of outputs (``aslots``)."""
+        """A finalizer's stored slots of outputs (``aslots``)."""
         return 1 if self.one_out_slot else self.slots
 
     @property
@@ -152,7 +160,7 @@ class PeSpec:
 
     @property
     def row_bytes(self) -> int:
-        return (self.ncols + self.slots) * self.esize
+        return (self.ncols + self.in_slots) * self.esize
 
     @property
     def FX(self) -> str:

@@ -51,5 +51,6 @@ def delta_closeout(s: PeSpec) -> list[str]:
         L.append(f"        block {s.d_col}                   ; this sample's delta sums are not sent yet")
         h_first = "d_hin" if s.h_in is not None else ("d_bin" if s.skip_grad_in is not None else None)
         L += chain_hop(s, "d_dpsum", "d_hout", h_first, reg=6, sums_reg=4, sent="h_sent")
-        L.append(f"        unblock {s.d_col}")
+        if not s.discards:      # (a discarding layer's r_close lets the next sample's in)
+            L.append(f"        unblock {s.d_col}")
     return L

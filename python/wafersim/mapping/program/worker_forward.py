@@ -23,7 +23,7 @@ def activation_task(s: PeSpec) -> list[str]:
              f"f_act:  sub16 r4, r4, {I0}               ; a_i in r2, i in r4 [0346]: local input",
              f"        mul16 r4, r4, {ROWB}               ; its row of W",
              f"        fmac{s.FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]"]
-    if s.slots > 1:
+    if s.in_slots > 1:
         L.append(f"        add16 r4, r4, {FSLOT}              ; the sample's activation slot")
     L += cpgd.act_counted(s)
     L.append(f"        {s.MV}.t D[0], r2                   ; keep a_i for the chain pass [0409]")

@@ -33,8 +33,8 @@ Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 
    Only this part runs with --cpgd.
 
 7. With --rcp: reverse checkpoint on the deeper 64-64-64-10 network (ReLU; slots 2 and
-   8, the default), trained on the wafer by SGD with each policy (checkpoint=2, 3, 4) and
-   without: the activation bytes per PE (the programs' layout; mean, peak), the emulated
+   8, the default), trained on the wafer by SGD and by mini-batches of 8 with each policy
+   (checkpoint=2, 3, 4) and without: the activation bytes per PE (the programs' layout; mean, peak), the emulated
    cycles per sample, whether the weights are bit for bit the same, against the aim
    (memory per PE at least halved for at most 35% more cycles). Only this part runs
    with --rcp.
@@ -274,14 +274,14 @@ def kinds(args, data) -> None:
 
 
 def rcp(args, data) -> None:
-    """Reverse checkpoint on 64-64-64-10, measured on the wafer: SGD with each policy
-    against the same run without RCP (weights must be bit for bit the same): activation
-    bytes per PE in the programs' layout, and emulated cycles per sample."""
+    """Reverse checkpoint on 64-64-64-10, measured on the wafer: SGD and mini-batches of 8
+    with each policy against the same run without RCP (weights must be bit for bit the
+    same): activation bytes per PE in the programs' layout, emulated cycles per sample."""
     Xtr, ytr, _, _ = data
     n = min(args.samples, len(Xtr))
     order = np.random.default_rng(args.seed).permutation(len(Xtr))[:n]
 
-    def run(slots, policy):
+    def run(slots, policy, algo, lr, batch):
         ws.nn.manual_seed(0)
         model = ws.nn.Sequential(ws.nn.Linear(64, 64), ws.nn.ReLU(), ws.nn.Linear(64, 64),
                                  ws.nn.ReLU(), ws.nn.Linear(64, 64), ws.nn.ReLU(),
@@ -289,38 +289,38 @@ def rcp(args, data) -> None:
         plan = ws.map(model, blocks=args.blocks, slots=slots, checkpoint=policy)
         if args.threads is not None:
             plan.wafer.threads = args.threads
-        tr = ws.Trainer(plan, algo="sgd", lr=0.1, progress=False)
-        t0 = time.perf_counter()
+        tr = ws.Trainer(plan, algo=algo, lr=lr, batch_size=batch, progress=False)
         tr.fit(Xtr[order], ytr[order], epochs=1, shuffle=False)
-        wall = time.perf_counter() - t0
         acts = np.array([m["activation_bytes"] for p, m in plan.memory().items()
                          if p in plan.specs])
-        return plan, tr, acts, wall
+        return plan, tr, acts
 
     for slots in args.rcp_slots:
-        plan0, tr0, a0, wall0 = run(slots, None)
-        c0 = tr0.stats().cycles_per_sample
-        shapes = ", ".join(f"{b.rows}x{b.cols}" for b in plan0.layers)
-        print(f"\n== reverse checkpoint on the wafer: 64-64-64-10 ReLU, blocks {shapes}, "
-              f"slots={slots}, fp32 SGD lr 0.1, {n} samples; without RCP {c0:.0f} cycles "
-              f"per sample ({wall0:.1f} s)")
-        print(f"  {'policy':8s} {'keeps':6s} {'mean B/PE':>15s} {'peak B/PE':>13s} "
-              f"{'ratio':>6s} {'cycles/sample':>17s} {'ratio':>6s} {'same weights':>12s}  aim")
-        for policy in (2, 3, 4):
-            plan, tr, a1, wall = run(slots, policy)
-            c1 = tr.stats().cycles_per_sample
-            same = all(np.array_equal(W, W0) and np.array_equal(b, b0)
-                       for (W, b), (W0, b0) in zip(tr.weights(), tr0.weights()))
-            keeps = "".join("K" if k else "-" for k in plan.keeps)
-            m0, m1 = a0.mean(), a1.mean()
-            ok = m1 / m0 <= AIM_RCP_MEMORY and c1 / c0 <= AIM_RCP_CYCLES
-            print(f"  {str(policy):8s} {keeps:6s} {m0:6.0f} -> {m1:5.0f} "
-                  f"{a0.max():5d} -> {a1.max():4d} {m1 / m0:6.2f} "
-                  f"{c0:7.0f} -> {c1:6.0f} {c1 / c0:6.2f} {str(same):>12s}  "
-                  f"{'holds' if ok else 'misses'}")
+        for algo, lr, batch in (("sgd", 0.1, 1), ("minibatch", 0.3, 8)):
+            plan0, tr0, a0 = run(slots, None, algo, lr, batch)
+            c0 = tr0.stats().cycles_per_sample
+            shapes = ", ".join(f"{b.rows}x{b.cols}" for b in plan0.layers)
+            what = "SGD lr 0.1" if algo == "sgd" else f"mini-batch {batch} lr {lr}"
+            print(f"\n== reverse checkpoint on the wafer: 64-64-64-10 ReLU, blocks {shapes}, "
+                  f"slots={slots}, fp32 {what}, {n} samples; without RCP {c0:.0f} cycles "
+                  f"per sample")
+            print(f"  {'policy':8s} {'keeps':6s} {'mean B/PE':>15s} {'peak B/PE':>13s} "
+                  f"{'ratio':>6s} {'cycles/sample':>17s} {'ratio':>6s} {'same weights':>12s}  aim")
+            for policy in (2, 3, 4):
+                plan, tr, a1 = run(slots, policy, algo, lr, batch)
+                c1 = tr.stats().cycles_per_sample
+                same = all(np.array_equal(W, W0) and np.array_equal(b, b0)
+                           for (W, b), (W0, b0) in zip(tr.weights(), tr0.weights()))
+                keeps = "".join("K" if k else "-" for k in plan.keeps)
+                m0, m1 = a0.mean(), a1.mean()
+                ok = m1 / m0 <= AIM_RCP_MEMORY and c1 / c0 <= AIM_RCP_CYCLES
+                print(f"  {str(policy):8s} {keeps:6s} {m0:6.0f} -> {m1:5.0f} "
+                      f"{a0.max():5d} -> {a1.max():4d} {m1 / m0:6.2f} "
+                      f"{c0:7.0f} -> {c1:6.0f} {c1 / c0:6.2f} {str(same):>12s}  "
+                      f"{'holds' if ok else 'misses'}")
     print(f"  aim: mean activation bytes per PE <= {AIM_RCP_MEMORY} x, cycles <= "
           f"{AIM_RCP_CYCLES} x (both measured: the layout's activation slots, the emulated "
-          f"cycles of the same SGD run with and without RCP)")
+          f"cycles of the same run with and without RCP)")
 
 
 AIM_CPGD = 1.3           # CPGD steady cycles per sample / slowest stage's busy cycles

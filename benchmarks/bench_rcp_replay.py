@@ -12,8 +12,9 @@ chain hop). The sums the replay's hop sends equal the forward pass's, bit for bi
 (checked here too). Emulated cycles are deterministic.
 
 The replay is only the first step of a recompute: the finalizers' sums, a = f(z) and
-sends, and the discarding layers' ``f_act`` follow as in the forward pass (not built yet;
-docs/training.md, "Reverse checkpoint").
+sends, and the discarding layers' ``f_act`` follow as in the forward pass (the whole
+recompute on the wafer: ``bench_train.py --rcp``; docs/training.md, "Reverse
+checkpoint").
 
     python benchmarks/bench_rcp_replay.py [--samples 20]
 """

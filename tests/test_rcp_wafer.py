@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.mapping.checkpoint import check_checkpoint, recompute_segments
+from wafersim.mapping.checkpoint import activation_memory, check_checkpoint, recompute_segments
 from wafersim.reference.checkpoint import CheckpointedMLP
 
 from train_models import mlp
@@ -231,6 +231,10 @@ def test_discarding_layers_hold_one_slot_and_the_peak_drops_0656():
     a0 = np.array([without[p]["activation_bytes"] for p in sorted(without)])
     assert (a1 <= a0).all() and a1.sum() < a0.sum()
     assert (a1.max(), a0.max()) == (176, 288)
+    # and the layout is what the policy's memory model says (mapping/checkpoint.py)
+    model = activation_memory(ws.map(mlp(sizes, 4, act), blocks=blocks).layers, 8, 4,
+                              check_checkpoint(2, 4))
+    assert all(with_[p]["activation_bytes"] == m["with"] for p, m in model.items())
 
 
 def test_stats_report_the_layout_and_the_measured_cycles():

@@ -86,8 +86,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       PE memory) before anything is loaded. Under a policy where some layer discards, the
       kept layer of each segment replays its forward pass in the backward pass and the
       discarding layers (one activation slot each) take the recomputed activations
-      (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD (one sample
-      in flight); cpgd, weight_sparsity and activation_threshold are refused with it.
+      (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD or
+      mini-batches; cpgd, weight_sparsity and activation_threshold are refused with it.
       ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its
@@ -257,6 +257,6 @@ def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, 
         if bad:
             raise ConfigError(
                 f"checkpoint: layer(s) {gone} discard their forward activations, and the "
-                f"wafer's recompute pass is built for SGD (one sample in flight) on dense "
-                f"layers without activation thresholds; {what} is not supported with it "
+                f"wafer's recompute pass is built for SGD and mini-batches on dense layers "
+                f"without activation thresholds; {what} is not supported with it "
                 f"(docs/unsupported_functionality.md)", category="unsupported")

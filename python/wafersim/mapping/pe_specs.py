@@ -66,7 +66,8 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
     # with a loss head the output layer works as any layer: the head is its next layer
     last = b.index == L - 1 and not plan.loss_lowering.has_head
     # a reverse checkpoint: the kept layer of a segment replays, the others discard and
-    # hold one slot (one sample in flight; recompute.py, recompute_trigger.py)
+    # store one slot (a segment recomputes one sample at a time; recompute.py,
+    # recompute_trigger.py)
     roles = trigger_roles(plan.keeps)
     role = roles.get(b.index)
     if r == c and roles.get(b.index + 1) in ("pass", "end"):

@@ -35,8 +35,7 @@ B_SENT = 42        # join: dL/dy is on its way back along the skip
 SK_READ = 41       # join: read the rest of a skip vector (a local id, like JREAD)
 RECOMPUTE = 40     # a reverse checkpoint's kept layer: replay a sample's forward pass
 R_SENT = 39        # the replay's partial-sum chain operation has sent this PE's sums
-R_CLOSE = 38       # closeout of a replayed sample's activations (the discarding layer's side
-                   # is not built: docs/training.md, "Reverse checkpoint")
+R_CLOSE = 38       # closeout of a replayed sample's activations (a discarding layer's r_close)
 LOWEST = R_CLOSE
 
 #: Index of the wavelet that carries a sample's loss to the host (data wavelet, not a

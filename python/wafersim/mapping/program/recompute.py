@@ -33,11 +33,13 @@ clears the sums.
 
 A discarding worker holds its deltas (D) from ``fp_end`` until ``r_close``.
 
-The trigger that starts ``r_replay`` / ``r_mode`` (a route from the segment's end), the
-finalizers' gating of their own block pass, the one-slot layout of a discarding layer and the wiring into
-``ws.map`` are not built yet (docs/training.md, "Reverse checkpoint", "What the wafer
-needs"), and ``ws.map`` refuses discarding policies. The replay must not overlap a forward pass at the same PE (it uses
-the same sums, registers, descriptors and sender state): the gating's job.
+A discarding layer's finalizer holds its backward pass at ``dfin`` until ``r_close``.
+
+The trigger (recompute_trigger.py routes it on color RC) starts ``rc_go`` at every PE of
+the segment; the PE queues it and starts ``r_replay`` / ``r_mode`` when no forward pass
+is in progress or to come and the previous recompute's backward pass has ended there
+(``trigger_queue``): the replay uses the forward pass's sums, registers, descriptors,
+sender and colors. docs/training.md, "Reverse checkpoint", describes the whole pass.
 """
 
 from __future__ import annotations

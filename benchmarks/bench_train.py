@@ -34,10 +34,10 @@ Per configuration (default: fp32 SGD lr 0.1; fp32 mini-batch of 8, lr 0.3; fp16 
 
 7. With --rcp: reverse checkpoint on the deeper 64-64-64-10 network (ReLU; slots 2 and
    8, the default), trained on the wafer by SGD and by mini-batches of 8 with each policy
-   (checkpoint=2, 3, 4) and without: the activation bytes per PE (the programs' layout; mean, peak), the emulated
-   cycles per sample, whether the weights are bit for bit the same, against the aim
-   (memory per PE at least halved for at most 35% more cycles). Only this part runs
-   with --rcp.
+   (checkpoint=2, 3, 4) and without: the activation bytes per PE (the programs' layout;
+   mean, peak), the emulated cycles per sample, whether the weights are bit for bit the
+   same, against the aim (memory per PE at least halved for at most 35% more cycles).
+   Only this part runs with --rcp.
 
 Run: python benchmarks/bench_train.py [--samples 400 | --full] [--blocks 4x4,4x2]
                                       [--repeat 3] [--threads N] [--to95 [--max-epochs 10]]

@@ -165,7 +165,8 @@ def test_digits_64_32_10_with_the_output_layer_discarding(loss):
     for policy in (None, 2):
         model = mlp((64, 32, 10), 2)
         init = _params(model)
-        plan = ws.map(model, checkpoint=policy, **({"loss": ws.nn.CrossEntropyLoss()} if ce else {}))
+        kw = {"loss": ws.nn.CrossEntropyLoss()} if ce else {}
+        plan = ws.map(model, checkpoint=policy, **kw)
         tr = ws.Trainer(plan, lr=0.1, progress=False)
         h = tr.fit(X, y, epochs=1, shuffle=False)
         runs.append((tr, h))

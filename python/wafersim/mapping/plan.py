@@ -326,7 +326,8 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     s = self.specs[b.at(r, c)]
-                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(s.nin, s.ncols + s.in_slots)
+                    raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(
+                        s.nin, s.ncols + s.in_slots)
                     kept = [s.o0 + j for j in (range(s.nout) if s.keep is None else s.keep)]
                     W[kept, s.i0:s.i0 + s.nin] = raw[:, :len(kept)].T   # pruned: 0
                     if r == c and s.bias:

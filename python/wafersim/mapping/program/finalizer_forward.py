@@ -67,7 +67,7 @@ def finalize_forward(s: PeSpec) -> list[str]:
     else:
         last_round = ["        term"]
         done = finished
-    slot = (["        movi r4, 0                     ; one slot of outputs (the next layer discards)"]
+    slot = (["        movi r4, 0                     ; one slot of outputs (next layer discards)"]
             if s.out_slots == 1 < s.slots else ["        ld16 r4, v_fpsl"] + replay_slot(s))
     L = slot + [
          f"        li r5, {s.nout * E}",

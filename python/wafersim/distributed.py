@@ -23,6 +23,7 @@ from .errors import ConfigError
 
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
 _world = None  # (link, index, parts), once found
+DEFAULT_BLOCKS = 1  # blocks of rows per process
 
 
 def launched_size() -> int:
@@ -128,6 +129,18 @@ def _install_abort(comm) -> None:
             comm.Abort(1)
 
     sys.excepthook = hook
+
+
+def blocks_per_process() -> int:
+    """How many blocks of rows each process steps (``WAFERSIM_MPI_BLOCKS``, default
+    :data:`DEFAULT_BLOCKS`; docs/scale.md): the wafer's rows are cut into processes x blocks
+    blocks dealt round-robin, so that work moving across the rows stays shared."""
+    v = os.environ.get("WAFERSIM_MPI_BLOCKS", "")
+    if not v:
+        return DEFAULT_BLOCKS
+    if not v.isdigit() or int(v) < 1:
+        raise ConfigError(f"WAFERSIM_MPI_BLOCKS must be an integer >= 1, got {v!r}")
+    return int(v)
 
 
 def rank() -> int:

@@ -1,6 +1,7 @@
 // A wafer split into domains of rows (sim/domain.hpp, docs/scale.md): the exchange is
 // written in Python (wafersim.distributed, through mpi4py) and called by the cycle loop.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
 
@@ -59,16 +60,12 @@ void bind_domain(py::module_& m) {
   auto cls = py::reinterpret_borrow<py::class_<Wafer>>(fabric.attr("Wafer"));
   cls.def(
          "set_domain",
-         [](Wafer& w, int lo, int hi, int index, CutExchange* exchange) {
-           w.simulator().set_domain(lo, hi, index, exchange);
-         },
-         py::arg("lo"), py::arg("hi"), py::arg("index"), py::arg("exchange").none(true),
-         py::keep_alive<1, 5>())
+         [](Wafer& w, const std::vector<std::pair<int, int>>& blocks, int index,
+            CutExchange* exchange) { w.simulator().set_domain(blocks, index, exchange); },
+         py::arg("blocks"), py::arg("index"), py::arg("exchange").none(true),
+         py::keep_alive<1, 4>())
       .def_property_readonly("domain",
-                             [](Wafer& w) {
-                               return py::make_tuple(w.simulator().domain_lo(),
-                                                     w.simulator().domain_hi());
-                             })
+                             [](Wafer& w) { return w.simulator().domain_blocks(); })
       .def_property_readonly("cut_sends_bytes",
                              [](const Wafer& w) { return w.fabric().cut_sends_bytes(); })
       .def(

@@ -39,6 +39,9 @@ class _ThreadLink:
         self.hub.barrier.wait()
         return out
 
+    def allgather_array(self, values):
+        return self.allgather_obj(values.copy())
+
     def allgather(self, values):
         return np.stack(self.allgather_obj(values.copy()))
 

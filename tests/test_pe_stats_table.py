@@ -32,3 +32,23 @@ def test_joined_parts_map_every_pe_like_a_dict_in_router_order():
         table[missing]
     with pytest.raises(KeyError):
         table[(0, cols)]  # not a PE of this wafer (the id of (1, 0))
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_the_cores_table_holds_what_ce_run_stats_gives(trace):
+    """Wafer.ce_run_stats_table (one C++ pass) against ce_run_stats(packed=True) pairs:
+    packed counters, or the full dict when the run traced the PEs."""
+    from wafersim.kernels.matvec import run_grid
+
+    w = run_grid(3, 4, "fp16", rows=2, seed=1, check=False)["wafer"]
+    w._core.set_ce_trace(trace)
+    w.launch("main")
+    w.run()
+    pairs = w._core.ce_run_stats(packed=True)
+    ids, ends, blob, full = w._core.ce_run_stats_table()
+    table = PackedPeStats(3, ids, ends - np.diff(ends, prepend=0), ends, blob.tobytes(), full)
+    want = {(int(rid) // 3, int(rid) % 3): s for rid, s in pairs}
+    assert len(want) == 6 and list(table) == sorted(want)
+    assert all(isinstance(s, dict) == trace for s in want.values())
+    for pe, s in want.items():
+        assert table[pe] == s

@@ -89,6 +89,17 @@ class MpiLink:
         self.comm.Allgather(values, out)
         return out
 
+    def allgather_array(self, values: np.ndarray) -> list[np.ndarray]:
+        """Every process's 1-D array ``values`` (sizes may differ), in rank order: one
+        Allgatherv of the raw bytes (pickling a large array through ``allgather_obj``
+        costs seconds at a full wafer's statistics)."""
+        raw = np.ascontiguousarray(values).view(np.uint8)
+        sizes = self.comm.allgather(raw.size)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        out = np.empty(int(offsets[-1]), np.uint8)
+        self.comm.Allgatherv(raw, [out, sizes, offsets[:-1].tolist(), self._mpi.BYTE])
+        return [out[offsets[k]:offsets[k + 1]].view(values.dtype) for k in range(len(sizes))]
+
     def allgather_obj(self, obj) -> list:
         return self.comm.allgather(obj)
 

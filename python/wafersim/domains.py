@@ -19,6 +19,8 @@ The transport is a *link* with these methods, so that the same exchange runs ove
   at once, no ordering); between the two calls the domain steps its inner rows, and
   ``recv`` is ready only after ``finish_swap`` (the same ``pairs`` every cycle);
 * ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
+* ``allgather_array(values)``: every domain's 1-D array (sizes may differ), as a list in
+  domain order (large arrays: per-PE statistics);
 * ``allgather_obj(obj)``: every domain's ``obj`` (picklable), as a list in domain order.
 """
 from __future__ import annotations
@@ -288,12 +290,17 @@ class Domain:
         order = np.lexsort((out["router"], out["arrived"]))  # stable
         return {k: v[order] for k, v in out.items()}
 
-    def merge_pe_stats(self, rows) -> PackedPeStats:
-        """The per-PE statistics of every domain's PEs (``rows``: this process's
-        ``ce_run_stats(packed=True)`` pairs), on every process, as one compact table."""
-        mine = PackedPeStats.from_rows(self.cols, rows)
-        return PackedPeStats.join([PackedPeStats(*p)
-                                   for p in self.link.allgather_obj(mine.parts())])
+    def merge_pe_stats(self, table) -> PackedPeStats:
+        """The per-PE statistics of every domain's PEs (``table``: this process's
+        ``ce_run_stats_table()``), on every process, as one compact table."""
+        ids, ends, blob, full = table
+        link = self.link
+        every_ids, every_ends = link.allgather_array(ids), link.allgather_array(ends)
+        every_blob = link.allgather_array(blob)
+        every_full = link.allgather_obj(full)  # (PEs with trace spans or a profile only)
+        return PackedPeStats.join([
+            PackedPeStats(self.cols, i, e - np.diff(e, prepend=0), e, b.tobytes(), f)
+            for i, e, b, f in zip(every_ids, every_ends, every_blob, every_full)])
 
 
 def _portable(err):

@@ -29,7 +29,8 @@ class _ThreadLink:
     def finish_swap(self, pairs):
         self.hub.barrier.wait()
         for nb, _, recv in pairs:
-            recv[:] = self.hub.box[(nb, self.i)]
+            sent = self.hub.box[(nb, self.i)]
+            recv[:len(sent)] = sent
         self.hub.barrier.wait()
 
     def allgather_obj(self, obj):

@@ -12,7 +12,6 @@ them (``MPI.COMM_WORLD.Abort``) rather than leaving the others waiting.
 """
 from __future__ import annotations
 
-import atexit
 import os
 import sys
 import time
@@ -46,38 +45,19 @@ class MpiLink:
         self._mpi = MPI
         self.comm = comm
         self._tag = 24
-        self._persistent = {}  # the requests of a swap, made once per set of buffers
         self._gathered = {}  # the receive buffer of an allgather, per dtype and size
         self._started = []
 
     def start_swap(self, pairs) -> None:
-        # The exchange swaps the same buffers every cycle: persistent requests, made once
-        # per set of buffers (a few sets kept: wafers built one after another), started
-        # here and waited for in finish_swap.
-        key = tuple((nb, id(send), id(recv)) for nb, send, recv in pairs)
-        entry = self._persistent.pop(key, None)
-        if entry is None:
-            reqs = [self.comm.Recv_init(recv, source=nb, tag=self._tag) for nb, _, recv in pairs]
-            reqs += [self.comm.Send_init(send, dest=nb, tag=self._tag) for nb, send, _ in pairs]
-            entry = (reqs, pairs)  # pairs: keeps the buffers (and so their ids) alive
-            if len(self._persistent) >= 4:
-                self._free(self._persistent.pop(next(iter(self._persistent))))
-        self._persistent[key] = entry  # the most recently used last
-        self._started = entry[0]
-        self._mpi.Prequest.Startall(entry[0])
+        # Nonblocking receives and sends, waited for in finish_swap. (The messages change
+        # length from cycle to cycle: cuts that carried nothing send no bytes.)
+        comm, tag = self.comm, self._tag
+        reqs = [comm.Irecv(recv, source=nb, tag=tag) for nb, _, recv in pairs]
+        reqs += [comm.Isend(send, dest=nb, tag=tag) for nb, send, _ in pairs]
+        self._started = reqs
 
     def finish_swap(self, pairs) -> None:
         self._mpi.Request.Waitall(self._started)
-
-    @staticmethod
-    def _free(entry) -> None:
-        for r in entry[0]:
-            r.Free()
-
-    def close(self) -> None:
-        """Frees the persistent requests (before MPI ends: at exit)."""
-        while self._persistent:
-            self._free(self._persistent.popitem()[1])
 
     def allgather(self, values: np.ndarray) -> np.ndarray:
         """Every process's ``values`` stacked in rank order (a buffer reused by the next
@@ -122,7 +102,6 @@ def world_split():
     comm = MPI.COMM_WORLD
     _install_abort(comm)
     link = MpiLink(comm)
-    atexit.register(link.close)  # runs before mpi4py's own exit hook ends MPI
     _world = (link, comm.Get_rank(), comm.Get_size())
     return _world
 

@@ -15,9 +15,10 @@ The transport is a *link* with these methods, so that the same exchange runs ove
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):
 
 * ``start_swap(pairs)``, then ``finish_swap(pairs)``: for each ``(domain, send, recv)``,
-  send the array ``send`` to that domain and receive its array into ``recv`` (all pairs
-  at once, no ordering); between the two calls the domain steps its inner rows, and
-  ``recv`` is ready only after ``finish_swap`` (the same ``pairs`` every cycle);
+  send the uint8 array ``send`` to that domain and receive its array into the start of
+  ``recv`` (all pairs at once, no ordering; a message may be shorter than ``recv``, and its
+  own first bytes say how it goes on); between the two calls the domain steps its inner
+  rows, and ``recv`` is ready only after ``finish_swap``;
 * ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
 * ``allgather_array(values)``: every domain's 1-D array (sizes may differ), as a list in
   domain order (large arrays: per-PE statistics);
@@ -95,9 +96,12 @@ class RowExchange(core.fabric.CutExchange):
                 if 0 <= theirs < rows and owner[theirs] != index:
                     cuts.setdefault(int(owner[theirs]), []).append((r, theirs))
         self._cuts = sorted(cuts.items())
-        self._send = [np.zeros(n * len(c), np.uint8) for _, c in self._cuts]
-        self._recv = [np.zeros(n * len(c), np.uint8) for _, c in self._cuts]
+        # A message to a neighbour: one flag byte per cut (1: its sends follow), then the
+        # sends of the cuts that carried something (most cycles most cuts carry nothing).
+        self._send = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
+        self._recv = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
         self._n = n
+        self._nothing = np.zeros(0, np.uint8)
         self.failed_domain = -1  # set when a cycle ends in an error somewhere
         self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
         self.cpu_seconds = 0.0  # CPU time of this process in it (MPICH's waits spin)
@@ -112,14 +116,19 @@ class RowExchange(core.fabric.CutExchange):
         self._stall_in = [(nb, theirs, 4 + borders[nb].index(theirs) * cols)
                           for nb, pairs in self._cuts for _, theirs in pairs]
         self._flags = core.fabric.DomainFlags()
-        self._pairs = [(nb, s, r) for (nb, _), s, r in zip(self._cuts, self._send, self._recv)]
+        self._pairs = []  # (neighbour, this cycle's message, receive buffer)
 
     def send_cuts(self, cycle: int) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         w, n = self._w, self._n
-        for (_, pairs), buf in zip(self._cuts, self._send):
+        self._pairs.clear()
+        for (nb, pairs), buf, recv in zip(self._cuts, self._send, self._recv):
+            at = len(pairs)
             for k, (mine, theirs) in enumerate(pairs):
-                w.export_cut_sends(mine, theirs, cycle, buf[k * n:(k + 1) * n])
+                used = w.export_cut_sends(mine, theirs, cycle, buf[at:at + n])
+                buf[k] = used != 0
+                at += used
+            self._pairs.append((nb, buf[:at], recv))
         self._link.start_swap(self._pairs)
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.process_time() - c0
@@ -129,8 +138,13 @@ class RowExchange(core.fabric.CutExchange):
         w, n = self._w, self._n
         self._link.finish_swap(self._pairs)
         for (_, pairs), buf in zip(self._cuts, self._recv):
+            at = len(pairs)
             for k, (mine, theirs) in enumerate(pairs):
-                w.import_cut_sends(theirs, mine, cycle, buf[k * n:(k + 1) * n])
+                if buf[k]:
+                    w.import_cut_sends(theirs, mine, cycle, buf[at:at + n])
+                    at += n
+                else:
+                    w.import_cut_sends(theirs, mine, cycle, self._nothing)
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.process_time() - c0
 

@@ -72,14 +72,16 @@ void bind_domain(py::module_& m) {
           "export_cut_sends",
           [](Wafer& w, int from_row, int to_row, uint64_t cycle, CArray<uint8_t>& out) {
             check_size(out, w.fabric().cut_sends_bytes(), "out");
-            w.fabric().export_cut_sends(from_row, to_row, cycle, out.mutable_data());
+            return w.fabric().export_cut_sends(from_row, to_row, cycle, out.mutable_data());
           },
           py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("out").noconvert())
       .def(
           "import_cut_sends",
           [](Wafer& w, int from_row, int to_row, uint64_t cycle, const CArray<uint8_t>& in) {
-            check_size(in, w.fabric().cut_sends_bytes(), "in");
-            w.fabric().import_cut_sends(from_row, to_row, cycle, in.data());
+            // `in`: what export_cut_sends wrote (empty: nothing crossed)
+            if (in.size() != 0) check_size(in, w.fabric().cut_sends_bytes(), "in");
+            w.fabric().import_cut_sends(from_row, to_row, cycle, in.data(),
+                                        static_cast<size_t>(in.size()));
           },
           py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("in").noconvert())
       .def(

@@ -85,14 +85,15 @@ DomainFlags Simulator::run_rows_in_domain(uint64_t t) {
   return flags;
 }
 
-// One thread. The border rows' phase A comes first, so that what they send across the
-// cuts travels while the inner rows step; the inner rows then run in the one-thread order
-// of run_rows_interleaved (phase B of row q right after phase A of row q + 1, while the
-// row is still in cache), and the border rows' phase B comes last, after the exchange.
-// Each phase still runs after every phase it reads: phase B of row q after phase A of rows
-// q - 1..q + 1, phase A of row r before phase B of rows r - 1..r + 1. After a failing step
-// only steps that come earlier in the one-thread order run (the first error is the one
-// one process raises; later steps could see a half-done row).
+// One thread. The border rows' phase A comes first (an owned row next to another domain's
+// row; a domain of several blocks of rows has up to two per block), so that what they send
+// across the cuts travels while the inner rows step; the inner rows then run in the
+// one-thread order of run_rows_interleaved (phase B of row q right after phase A of row
+// q + 1, while the row is still in cache), and the border rows' phase B comes last, after
+// the exchange. Each phase still runs after every phase it reads: phase B of row q after
+// phase A of rows q - 1..q + 1, phase A of row r before phase B of rows r - 1..r + 1. After
+// a failing step only steps that come earlier in the one-thread order run (the first error
+// is the one one process raises; later steps could see a half-done row).
 void Simulator::run_domain_interleaved(uint64_t t) {
   uint64_t failed_at = fabric::kNever;  // the first failing step so far
   auto need_b = [&](int r) {

@@ -22,7 +22,9 @@ from .errors import ConfigError
 
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
 _world = None  # (link, index, parts), once found
-DEFAULT_BLOCKS = 1  # blocks of rows per process
+# Blocks of rows per process: 4 measured best on the full wafer with 2 processes
+# (docs/scale.md, "Speed, measured"); fewer where the rows do not fill them.
+DEFAULT_BLOCKS = 4
 
 
 def launched_size() -> int:

@@ -22,8 +22,9 @@ from .errors import ConfigError
 
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
 _world = None  # (link, index, parts), once found
-# Blocks of rows per process: 4 measured best on the full wafer with 2 processes
-# (docs/scale.md, "Speed, measured"); fewer where the rows do not fill them.
+# Blocks of rows per process: with 4, the full wafer's per-cycle CPU maxima over 2
+# processes were smallest (docs/scale.md, "Speed, measured"); fewer where the rows do not
+# fill them.
 DEFAULT_BLOCKS = 4
 
 

@@ -1,7 +1,7 @@
 """A wafer split into domains of rows, one per process (docs/scale.md).
 
 Every process builds the same wafer (the same script runs on every rank); each one steps
-only the rows of its domain. Every cycle the core calls the exchange three times
+only the rows of its domain: one or more blocks of rows (:func:`deal_rows`). Every cycle the core calls the exchange three times
 (``wafersim._core.fabric.CutExchange``): after phase A of its border rows each domain
 starts handing its neighbours what those rows sent across a cut (the arrival posts and
 output registers of the links between the two rows), steps its inner rows, and takes the

@@ -46,7 +46,7 @@ def test_the_cores_table_holds_what_ce_run_stats_gives(trace):
     w.run()
     pairs = w._core.ce_run_stats(packed=True)
     ids, ends, blob, full = w._core.ce_run_stats_table()
-    table = PackedPeStats(3, ids, ends - np.diff(ends, prepend=0), ends, blob.tobytes(), full)
+    table = PackedPeStats(3, ids, ends - np.diff(ends, prepend=0), ends, blob, full)
     want = {(int(rid) // 3, int(rid) % 3): s for rid, s in pairs}
     assert len(want) == 6 and list(table) == sorted(want)
     assert all(isinstance(s, dict) == trace for s in want.values())

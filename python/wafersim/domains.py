@@ -313,7 +313,7 @@ class Domain:
         every_blob = link.allgather_array(blob)
         every_full = link.allgather_obj(full)  # (PEs with trace spans or a profile only)
         return PackedPeStats.join([
-            PackedPeStats(self.cols, i, e - np.diff(e, prepend=0), e, b.tobytes(), f)
+            PackedPeStats(self.cols, i, e - np.diff(e, prepend=0), e, b, f)
             for i, e, b, f in zip(every_ids, every_ends, every_blob, every_full)])
 
 

@@ -15,13 +15,13 @@ class PackedPeStats(Mapping):
     """(row, col) -> packed counters (bytes) or a stats dict, in router-id order."""
 
     def __init__(self, cols: int, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                 blob: bytes, full: dict):
+                 blob: np.ndarray, full: dict):
         self.cols = cols
         self.ids = np.asarray(ids, np.int64)  # ascending router ids
         # PE ids[i]'s packed counters are blob[starts[i]:ends[i]]
         self.starts = np.asarray(starts, np.int64)
         self.ends = np.asarray(ends, np.int64)
-        self.blob = blob
+        self.blob = np.asarray(blob, np.uint8)  # (an array: joined without a bytes copy)
         self.full = full  # router id -> dict, for the PEs whose stats do not pack
 
     @classmethod
@@ -31,7 +31,7 @@ class PackedPeStats(Mapping):
         ids = np.fromiter((int(rid) for rid, _ in rows), np.int64, len(rows))
         sizes = np.fromiter((len(s) if isinstance(s, bytes) else 0 for _, s in rows),
                             np.int64, len(rows))
-        blob = b"".join(s for _, s in rows if isinstance(s, bytes))
+        blob = np.frombuffer(b"".join(s for _, s in rows if isinstance(s, bytes)), np.uint8)
         full = {int(rid): s for rid, s in rows if not isinstance(s, bytes)}
         ends = np.cumsum(sizes)
         return cls(cols, ids, ends - sizes, ends, blob, full)
@@ -43,14 +43,14 @@ class PackedPeStats(Mapping):
         for p in parts:
             starts.append(p.starts + base)
             ends.append(p.ends + base)
-            base += len(p.blob)
+            base += p.blob.size
         full = {}
         for p in parts:
             full.update(p.full)
         ids = np.concatenate([p.ids for p in parts])
         order = np.argsort(ids, kind="stable")
         return cls(parts[0].cols, ids[order], np.concatenate(starts)[order],
-                   np.concatenate(ends)[order], b"".join(p.blob for p in parts), full)
+                   np.concatenate(ends)[order], np.concatenate([p.blob for p in parts]), full)
 
     def parts(self) -> tuple:
         """What another process needs to rebuild this table (picklable, mostly arrays)."""
@@ -64,7 +64,7 @@ class PackedPeStats(Mapping):
             raise KeyError(pe)
         if rid in self.full:
             return self.full[rid]
-        return self.blob[int(self.starts[i]):int(self.ends[i])]
+        return self.blob[int(self.starts[i]):int(self.ends[i])].tobytes()
 
     def __iter__(self):
         cols = self.cols

@@ -29,7 +29,7 @@ def _run(n, script, *args, timeout=180, blocks=None):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-@pytest.mark.parametrize("n,blocks", [(2, None), (3, None), (4, None), (2, 1), (3, 1)])
+@pytest.mark.parametrize("n,blocks", [(2, None), (3, None), (4, None), (2, 4), (3, 2)])
 def test_the_same_script_under_mpiexec_prints_what_one_process_prints(n, blocks):
     one = _run(1, "split_wafer.py", "deadlock")
     assert one.returncode == 0, one.stderr

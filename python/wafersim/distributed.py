@@ -22,10 +22,10 @@ from .errors import ConfigError
 
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
 _world = None  # (link, index, parts), once found
-# Blocks of rows per process: with 4, the full wafer's per-cycle CPU maxima over 2
-# processes were smallest (docs/scale.md, "Speed, measured"); fewer where the rows do not
-# fill them.
-DEFAULT_BLOCKS = 4
+# Blocks of rows per process. 4 gave the full wafer's smallest per-cycle CPU maxima over
+# 2 processes, but no measured wall-time gain on a loaded machine, and 128 rows ran
+# slower with it (docs/scale.md, "Speed, measured"): 1 until measured on an idle one.
+DEFAULT_BLOCKS = 1
 
 
 def launched_size() -> int:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.domains import split_over, split_rows
+from wafersim.domains import deal_rows, split_over, split_rows
 from repo_scripts import load_script
 
 
@@ -29,7 +29,8 @@ class _ThreadLink:
     def finish_swap(self, pairs):
         self.hub.barrier.wait()
         for nb, _, recv in pairs:
-            recv[:] = self.hub.box[(nb, self.i)]
+            sent = self.hub.box[(nb, self.i)]
+            recv[:len(sent)] = sent
         self.hub.barrier.wait()
 
     def allgather_obj(self, obj):
@@ -39,17 +40,21 @@ class _ThreadLink:
         self.hub.barrier.wait()
         return out
 
+    def allgather_array(self, values):
+        return self.allgather_obj(values.copy())
+
     def allgather(self, values):
         return np.stack(self.allgather_obj(values.copy()))
 
 
-def _split(n, script):
-    """script() in n threads, each one domain; returns [(result, exception)] by domain."""
+def _split(n, script, blocks=1):
+    """script() in n threads, each one domain (``blocks`` blocks of rows each, dealt
+    round-robin); returns [(result, exception)] by domain."""
     hub = _Hub(n)
     out = [None] * n
 
     def go(i):
-        with split_over(_ThreadLink(hub, i), i, n):
+        with split_over(_ThreadLink(hub, i), i, n, blocks):
             try:
                 out[i] = (script(), None)
             except Exception as e:  # noqa: BLE001 (compared by the test)
@@ -69,6 +74,14 @@ def test_split_rows_gives_contiguous_blocks_and_refuses_more_parts_than_rows():
     assert split_rows(4, 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
     with pytest.raises(ws.ConfigError, match="7 rows splits into 1..7 domains.*got 8"):
         split_rows(7, 8)
+
+
+def test_deal_rows_deals_blocks_round_robin_and_lowers_the_count_to_fit():
+    assert deal_rows(7, 3) == [[(0, 3)], [(3, 5)], [(5, 7)]]
+    assert deal_rows(10, 2, 3) == [[(0, 2), (4, 6), (8, 9)], [(2, 4), (6, 8), (9, 10)]]
+    assert deal_rows(5, 2, 4) == [[(0, 2), (3, 4)], [(2, 3), (4, 5)]]  # 2 blocks each
+    with pytest.raises(ws.ConfigError, match="integer >= 1, got 0"):
+        deal_rows(7, 2, 0)
 
 
 def _traffic():
@@ -93,10 +106,10 @@ def _same_stats(a, b):
     assert np.array_equal(a.hop_histogram, b.hop_histogram)
 
 
-@pytest.mark.parametrize("n", [2, 3, 9])
-def test_host_traffic_with_backpressure_is_bit_identical_in_domains(n):
+@pytest.mark.parametrize("n,blocks", [(2, 1), (3, 1), (9, 1), (2, 3), (3, 2)])
+def test_host_traffic_with_backpressure_is_bit_identical_in_domains(n, blocks):
     ref_stats, ref_arr, _ = _traffic()
-    for (s, a, _), err in _split(n, _traffic):
+    for (s, a, _), err in _split(n, _traffic, blocks):
         assert err is None
         _same_stats(s, ref_stats)
         for k in ("row", "col", "port", "color", "data", "index", "ctrl", "hops", "injected",
@@ -104,10 +117,12 @@ def test_host_traffic_with_backpressure_is_bit_identical_in_domains(n):
             assert np.array_equal(getattr(a, k), getattr(ref_arr, k)), k
 
 
-@pytest.mark.parametrize("n,threads", [(2, 1), (3, 1), (2, 2)])
-def test_program_3_on_compute_elements_is_bit_identical_in_domains(n, threads):
+@pytest.mark.parametrize("n,threads,blocks", [(2, 1, 1), (3, 1, 1), (2, 2, 1), (2, 1, 2),
+                                              (2, 2, 2)])
+def test_program_3_on_compute_elements_is_bit_identical_in_domains(n, threads, blocks):
     """One thread per domain steps the border rows first and the inner rows interleaved;
-    two threads (forced on every cycle) step the domain in two sweeps."""
+    two threads (forced on every cycle) step the domain in two sweeps; a domain of
+    several blocks of rows has border rows in each."""
     mod = load_script("examples/kernels/matvec_wafer.py")
 
     def script():
@@ -115,7 +130,7 @@ def test_program_3_on_compute_elements_is_bit_identical_in_domains(n, threads):
                             threads=threads, parallel_min_routers=1 if threads > 1 else None)
 
     ref = script()
-    for r, err in _split(n, script):
+    for r, err in _split(n, script, blocks):
         assert err is None
         assert np.array_equal(r["y"].view(np.uint16), ref["y"].view(np.uint16))
         _same_stats(r["stats"], ref["stats"])
@@ -218,6 +233,12 @@ def test_each_domain_holds_only_its_rows_pes_and_host_copies_reach_every_domain(
             assert "(4, 2) is held by process 1 of 2 (this is process 0)" in refused
         else:
             assert refused is None
+    # Blocks dealt round-robin: rows 0-1, 3 on process 0, rows 2, 4 on process 1.
+    for i, ((b, o, lp, f, held_rows, refused), err) in enumerate(_split(2, script, 2)):
+        assert err is None
+        assert np.array_equal(b, buf) and np.array_equal(o, out) and lp == loaded and f == fed
+        assert held_rows == [(0, 3), (2, 4)][i]
+        assert (refused is None) == (i == 1)
 
 
 @pytest.mark.parametrize("rows_failing", [(2, 3), (3, 4), (0, 3), (4, 7)])
@@ -238,6 +259,26 @@ def test_pes_failing_in_the_same_cycle_on_border_and_inner_rows_raise_one_proces
     with pytest.raises(ws.MemoryAccessError) as ref:
         script()
     assert str(ref.value).startswith(f"PE({rows_failing[0]},1) pc")
-    for n in (2, 3):
-        for _, err in _split(n, script):
+    for n, blocks in ((2, 1), (3, 1), (2, 3)):
+        for _, err in _split(n, script, blocks):
             assert type(err) is ws.MemoryAccessError and err.args[0] == ref.value.args[0]
+
+
+@pytest.mark.parametrize("n,blocks", [(2, 1), (3, 2)])
+def test_the_cycle_limit_error_names_every_domains_running_pes_as_in_one_process(n, blocks):
+    """CycleLimitError lists the PEs still running on the whole wafer (gathered from the
+    processes that hold them), in one process's order (tests/test_hardening_run.py)."""
+    loop = ".code\n.task main, 40\nmain: jmp main\n"
+
+    def script():
+        w = ws.Wafer(6, 3, cycle_limit=300)
+        for pe in ((0, 1), (2, 2), (3, 0), (5, 1)):
+            w.pe(*pe).load(loop)
+        w.launch(40)
+        w.run()
+
+    with pytest.raises(ws.CycleLimitError) as ref:
+        script()
+    assert str(ref.value).count("task main (40) at pc") == 4
+    for _, err in _split(n, script, blocks):
+        assert type(err) is ws.CycleLimitError and err.args[0] == ref.value.args[0]

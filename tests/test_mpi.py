@@ -19,19 +19,21 @@ if MPIEXEC is None:
 SCRIPTS = Path(__file__).parent / "mpi_scripts"
 
 
-def _run(n, script, *args, timeout=180):
+def _run(n, script, *args, timeout=180, blocks=None):
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    if blocks is not None:
+        env["WAFERSIM_MPI_BLOCKS"] = str(blocks)
     cmd = [sys.executable, str(SCRIPTS / script), *args]
     if n > 1:
         cmd = [MPIEXEC, "-n", str(n)] + cmd
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-@pytest.mark.parametrize("n", [2, 3, 4])
-def test_the_same_script_under_mpiexec_prints_what_one_process_prints(n):
+@pytest.mark.parametrize("n,blocks", [(2, None), (3, None), (4, None), (2, 4), (3, 2)])
+def test_the_same_script_under_mpiexec_prints_what_one_process_prints(n, blocks):
     one = _run(1, "split_wafer.py", "deadlock")
     assert one.returncode == 0, one.stderr
-    many = _run(n, "split_wafer.py", "deadlock")
+    many = _run(n, "split_wafer.py", "deadlock", blocks=blocks)
     assert many.returncode == 0, many.stderr
     a, b = json.loads(one.stdout), json.loads(many.stdout)
     assert (a.pop("size"), b.pop("size")) == (1, n)
@@ -39,8 +41,9 @@ def test_the_same_script_under_mpiexec_prints_what_one_process_prints(n):
     assert "deadlock" in a  # raised alike on every rank, with one process's message
 
 
-def test_a_failure_on_one_rank_ends_every_rank():
-    r = _run(2, "fail_on_one.py", timeout=120)  # a hang would raise TimeoutExpired
+@pytest.mark.parametrize("n", [2, 3])
+def test_a_failure_on_one_rank_ends_every_rank(n):
+    r = _run(n, "fail_on_one.py", timeout=120)  # a hang would raise TimeoutExpired
     assert r.returncode != 0
     assert "rank 1 fails on purpose" in r.stderr
 
@@ -52,3 +55,12 @@ def test_more_ranks_than_rows_is_a_clear_error_on_every_rank():
                        text=True, timeout=120, env=env)
     assert r.returncode != 0
     assert "2 rows splits into 1..2 domains" in r.stderr
+
+
+def test_a_bad_blocks_setting_is_a_clear_error_on_every_rank():
+    code = "import wafersim as ws; ws.Wafer(8, 3)"
+    env = dict(os.environ, OMP_NUM_THREADS="1", WAFERSIM_MPI_BLOCKS="0")
+    r = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-c", code], capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert r.returncode != 0
+    assert r.stderr.count("WAFERSIM_MPI_BLOCKS must be an integer >= 1, got '0'") == 2

@@ -12,7 +12,6 @@ them (``MPI.COMM_WORLD.Abort``) rather than leaving the others waiting.
 """
 from __future__ import annotations
 
-import atexit
 import os
 import sys
 import time
@@ -23,6 +22,10 @@ from .errors import ConfigError
 
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
 _world = None  # (link, index, parts), once found
+# Blocks of rows per process. 4 gave the full wafer's smallest per-cycle CPU maxima over
+# 2 processes, but no measured wall-time gain on a loaded machine, and 128 rows ran
+# slower with it (docs/scale.md, "Speed, measured"): 1 until measured on an idle one.
+DEFAULT_BLOCKS = 1
 
 
 def launched_size() -> int:
@@ -45,38 +48,19 @@ class MpiLink:
         self._mpi = MPI
         self.comm = comm
         self._tag = 24
-        self._persistent = {}  # the requests of a swap, made once per set of buffers
         self._gathered = {}  # the receive buffer of an allgather, per dtype and size
         self._started = []
 
     def start_swap(self, pairs) -> None:
-        # The exchange swaps the same buffers every cycle: persistent requests, made once
-        # per set of buffers (a few sets kept: wafers built one after another), started
-        # here and waited for in finish_swap.
-        key = tuple((nb, id(send), id(recv)) for nb, send, recv in pairs)
-        entry = self._persistent.pop(key, None)
-        if entry is None:
-            reqs = [self.comm.Recv_init(recv, source=nb, tag=self._tag) for nb, _, recv in pairs]
-            reqs += [self.comm.Send_init(send, dest=nb, tag=self._tag) for nb, send, _ in pairs]
-            entry = (reqs, pairs)  # pairs: keeps the buffers (and so their ids) alive
-            if len(self._persistent) >= 4:
-                self._free(self._persistent.pop(next(iter(self._persistent))))
-        self._persistent[key] = entry  # the most recently used last
-        self._started = entry[0]
-        self._mpi.Prequest.Startall(entry[0])
+        # Nonblocking receives and sends, waited for in finish_swap. (The messages change
+        # length from cycle to cycle: cuts that carried nothing send no bytes.)
+        comm, tag = self.comm, self._tag
+        reqs = [comm.Irecv(recv, source=nb, tag=tag) for nb, _, recv in pairs]
+        reqs += [comm.Isend(send, dest=nb, tag=tag) for nb, send, _ in pairs]
+        self._started = reqs
 
     def finish_swap(self, pairs) -> None:
         self._mpi.Request.Waitall(self._started)
-
-    @staticmethod
-    def _free(entry) -> None:
-        for r in entry[0]:
-            r.Free()
-
-    def close(self) -> None:
-        """Frees the persistent requests (before MPI ends: at exit)."""
-        while self._persistent:
-            self._free(self._persistent.popitem()[1])
 
     def allgather(self, values: np.ndarray) -> np.ndarray:
         """Every process's ``values`` stacked in rank order (a buffer reused by the next
@@ -87,6 +71,17 @@ class MpiLink:
             self._gathered[(values.dtype, values.size)] = out
         self.comm.Allgather(values, out)
         return out
+
+    def allgather_array(self, values: np.ndarray) -> list[np.ndarray]:
+        """Every process's 1-D array ``values`` (sizes may differ), in rank order: one
+        Allgatherv of the raw bytes (pickling a large array through ``allgather_obj``
+        costs seconds at a full wafer's statistics)."""
+        raw = np.ascontiguousarray(values).view(np.uint8)
+        sizes = self.comm.allgather(raw.size)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        out = np.empty(int(offsets[-1]), np.uint8)
+        self.comm.Allgatherv(raw, [out, sizes, offsets[:-1].tolist(), self._mpi.BYTE])
+        return [out[offsets[k]:offsets[k + 1]].view(values.dtype) for k in range(len(sizes))]
 
     def allgather_obj(self, obj) -> list:
         return self.comm.allgather(obj)
@@ -110,7 +105,6 @@ def world_split():
     comm = MPI.COMM_WORLD
     _install_abort(comm)
     link = MpiLink(comm)
-    atexit.register(link.close)  # runs before mpi4py's own exit hook ends MPI
     _world = (link, comm.Get_rank(), comm.Get_size())
     return _world
 
@@ -128,6 +122,18 @@ def _install_abort(comm) -> None:
             comm.Abort(1)
 
     sys.excepthook = hook
+
+
+def blocks_per_process() -> int:
+    """How many blocks of rows each process steps (``WAFERSIM_MPI_BLOCKS``, default
+    :data:`DEFAULT_BLOCKS`; docs/scale.md): the wafer's rows are cut into processes x blocks
+    blocks dealt round-robin, so that work moving across the rows stays shared."""
+    v = os.environ.get("WAFERSIM_MPI_BLOCKS", "")
+    if not v:
+        return DEFAULT_BLOCKS
+    if not v.isdigit() or int(v) < 1:
+        raise ConfigError(f"WAFERSIM_MPI_BLOCKS must be an integer >= 1, got {v!r}")
+    return int(v)
 
 
 def rank() -> int:

@@ -1,7 +1,7 @@
 """A wafer split into domains of rows, one per process (docs/scale.md).
 
 Every process builds the same wafer (the same script runs on every rank); each one steps
-only the rows of its domain. Every cycle the core calls the exchange three times
+only the rows of its domain: one or more blocks of rows (:func:`deal_rows`). Every cycle the core calls the exchange three times
 (``wafersim._core.fabric.CutExchange``): after phase A of its border rows each domain
 starts handing its neighbours what those rows sent across a cut (the arrival posts and
 output registers of the links between the two rows), steps its inner rows, and takes the
@@ -15,10 +15,13 @@ The transport is a *link* with these methods, so that the same exchange runs ove
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):
 
 * ``start_swap(pairs)``, then ``finish_swap(pairs)``: for each ``(domain, send, recv)``,
-  send the array ``send`` to that domain and receive its array into ``recv`` (all pairs
-  at once, no ordering); between the two calls the domain steps its inner rows, and
-  ``recv`` is ready only after ``finish_swap`` (the same ``pairs`` every cycle);
+  send the uint8 array ``send`` to that domain and receive its array into the start of
+  ``recv`` (all pairs at once, no ordering; a message may be shorter than ``recv``, and its
+  own first bytes say how it goes on); between the two calls the domain steps its inner
+  rows, and ``recv`` is ready only after ``finish_swap``;
 * ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
+* ``allgather_array(values)``: every domain's 1-D array (sizes may differ), as a list in
+  domain order (large arrays: per-PE statistics);
 * ``allgather_obj(obj)``: every domain's ``obj`` (picklable), as a list in domain order.
 """
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 
 from ._extension import core
 from .errors import ConfigError
+from .pe_stats_table import PackedPeStats
 
 _NEVER = 2**64 - 1  # fabric::kNever: no error
 
@@ -50,65 +54,110 @@ def split_rows(rows: int, parts: int) -> list[tuple[int, int]]:
     return out
 
 
-class RowExchange(core.fabric.CutExchange):
-    """The per-cycle exchange of domain ``index`` of ``domains`` over ``link``."""
+def deal_rows(rows: int, parts: int, blocks: int = 1) -> list[list[tuple[int, int]]]:
+    """The blocks of rows of each of ``parts`` domains: the wafer cut into ``parts x
+    blocks`` near-equal blocks (split_rows), dealt round-robin (block k to domain k mod
+    parts), so that work moving across the rows (a wave) is shared by the domains
+    throughout. ``blocks`` is lowered where the rows do not fill that many blocks."""
+    if not isinstance(blocks, int) or blocks < 1:
+        raise ConfigError(f"blocks of rows per process must be an integer >= 1, got {blocks!r}")
+    cut = split_rows(rows, parts * min(blocks, max(1, rows // parts)))
+    return [cut[i::parts] for i in range(parts)]
 
-    def __init__(self, wafer_core, cols: int, domains: list[tuple[int, int]], index: int, link):
+
+class RowExchange(core.fabric.CutExchange):
+    """The per-cycle exchange of domain ``index`` of ``domains`` (each a list of blocks of
+    rows) over ``link``."""
+
+    def __init__(self, wafer_core, cols: int, domains: list, index: int, link):
         super().__init__()
         self._w = wafer_core
         self.index = index
-        self.lo, self.hi = domains[index]
         self._link = link
-        rows = domains[-1][1]
+        rows = max(hi for blocks in domains for _, hi in blocks)
+        owner = np.empty(rows, np.int64)
+        for d, blocks in enumerate(domains):
+            for lo, hi in blocks:
+                owner[lo:hi] = d
         n = int(wafer_core.cut_sends_bytes)
-        # (neighbour domain, my border row, its border row)
-        self._cuts = []
-        if self.lo > 0:
-            self._cuts.append((index - 1, self.lo, self.lo - 1))
-        if self.hi < rows:
-            self._cuts.append((index + 1, self.hi - 1, self.hi))
-        self._send = [np.zeros(n, np.uint8) for _ in self._cuts]
-        self._recv = [np.zeros(n, np.uint8) for _ in self._cuts]
+        # Every domain's border rows (an owned row next to another domain's), ascending:
+        # their stall bits ride in the allgather after phase B.
+        borders = [[r for r in range(rows) if owner[r] == d and
+                    ((r > 0 and owner[r - 1] != d) or (r + 1 < rows and owner[r + 1] != d))]
+                   for d in range(len(domains))]
+        self._borders = borders[index]
+        width = max(len(b) for b in borders)
+        # The cuts, grouped by neighbour domain, in ascending rows on both sides (so the
+        # neighbour's k-th slice is the same cut as this domain's k-th):
+        # neighbour -> [(my border row, its border row)].
+        cuts: dict[int, list] = {}
+        for r in self._borders:
+            for theirs in (r - 1, r + 1):
+                if 0 <= theirs < rows and owner[theirs] != index:
+                    cuts.setdefault(int(owner[theirs]), []).append((r, theirs))
+        self._cuts = sorted(cuts.items())
+        # A message to a neighbour: one flag byte per cut (1: its sends follow), then the
+        # sends of the cuts that carried something (most cycles most cuts carry nothing).
+        self._send = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
+        self._recv = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
+        self._n = n
+        self._nothing = np.zeros(0, np.uint8)
         self.failed_domain = -1  # set when a cycle ends in an error somewhere
         self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
+        self.cpu_seconds = 0.0  # CPU time of this process in it (MPICH's waits spin)
         # After phase B one allgather carries everything: four numbers for the cycle loop,
-        # then the stall bits of this domain's first and last rows (its neighbours'
-        # next phase A reads them).
+        # then the stall bits of this domain's border rows (its neighbours' next phase A
+        # reads them), padded to the most border rows of any domain.
         self._cols = cols
-        self._mine = np.zeros(4 + 2 * cols, np.uint64)
-        self._first_row = self._mine[4:4 + cols]
-        self._last_row = self._mine[4 + cols:]
+        self._mine = np.zeros(4 + width * cols, np.uint64)
+        self._stall_out = [(r, self._mine[4 + k * cols:4 + (k + 1) * cols])
+                           for k, r in enumerate(self._borders)]
+        # (neighbour, its border row I read, where that row sits in its allgather slot)
+        self._stall_in = [(nb, theirs, 4 + borders[nb].index(theirs) * cols)
+                          for nb, pairs in self._cuts for _, theirs in pairs]
         self._flags = core.fabric.DomainFlags()
-        self._pairs = [(nb, s, r) for (nb, _, _), s, r in zip(self._cuts, self._send, self._recv)]
+        self._pairs = []  # (neighbour, this cycle's message, receive buffer)
 
     def send_cuts(self, cycle: int) -> None:
-        t0 = time.perf_counter()
-        w = self._w
-        for (_, mine, theirs), buf in zip(self._cuts, self._send):
-            w.export_cut_sends(mine, theirs, cycle, buf)
+        t0, c0 = time.perf_counter(), time.process_time()
+        w, n = self._w, self._n
+        self._pairs.clear()
+        for (nb, pairs), buf, recv in zip(self._cuts, self._send, self._recv):
+            at = len(pairs)
+            for k, (mine, theirs) in enumerate(pairs):
+                used = w.export_cut_sends(mine, theirs, cycle, buf[at:at + n])
+                buf[k] = used != 0
+                at += used
+            self._pairs.append((nb, buf[:at], recv))
         self._link.start_swap(self._pairs)
         self.seconds += time.perf_counter() - t0
+        self.cpu_seconds += time.process_time() - c0
 
     def receive_cuts(self, cycle: int) -> None:
-        t0 = time.perf_counter()
-        w = self._w
+        t0, c0 = time.perf_counter(), time.process_time()
+        w, n = self._w, self._n
         self._link.finish_swap(self._pairs)
-        for (_, mine, theirs), buf in zip(self._cuts, self._recv):
-            w.import_cut_sends(theirs, mine, cycle, buf)
+        for (_, pairs), buf in zip(self._cuts, self._recv):
+            at = len(pairs)
+            for k, (mine, theirs) in enumerate(pairs):
+                if buf[k]:
+                    w.import_cut_sends(theirs, mine, cycle, buf[at:at + n])
+                    at += n
+                else:
+                    w.import_cut_sends(theirs, mine, cycle, self._nothing)
         self.seconds += time.perf_counter() - t0
+        self.cpu_seconds += time.process_time() - c0
 
     def after_phase_b(self, cycle: int, local):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         w, mine, cols = self._w, self._mine, self._cols
         mine[0], mine[1], mine[3] = local.work, local.progress, local.error_step
         mine[2] = local.queued % 2**64
-        w.export_row_stalls(self.lo, self._first_row)
-        w.export_row_stalls(self.hi - 1, self._last_row)
+        for r, out in self._stall_out:
+            w.export_row_stalls(r, out)
         every = self._link.allgather(mine)
-        if self.lo > 0:  # the last row of the domain above
-            w.import_row_stalls(self.lo - 1, every[self.index - 1, 4 + cols:])
-        if self.index + 1 < len(every):  # the first row of the domain below
-            w.import_row_stalls(self.hi, every[self.index + 1, 4:4 + cols])
+        for nb, theirs, at in self._stall_in:
+            w.import_row_stalls(theirs, every[nb, at:at + cols])
         work, progress, queued, step = every[:, :4].T.tolist()
         out = self._flags
         out.work = sum(work) % 2**64
@@ -121,16 +170,16 @@ class RowExchange(core.fabric.CutExchange):
         if step[first] != _NEVER:
             self.failed_domain = first
         self.seconds += time.perf_counter() - t0
+        self.cpu_seconds += time.process_time() - c0
         return out
 
 
-def attach(wafer_core, cols: int, domains: list[tuple[int, int]], index: int,
-           link) -> RowExchange:
+def attach(wafer_core, cols: int, domains: list, index: int, link) -> RowExchange:
     """Makes a wafer's core (``wafersim._core.fabric.Wafer``) step only the rows of domain
-    ``index``, exchanging with the others over ``link`` every cycle."""
+    ``index`` (``domains``: each domain's blocks of rows, deal_rows), exchanging with the
+    others over ``link`` every cycle."""
     ex = RowExchange(wafer_core, cols, domains, index, link)
-    lo, hi = domains[index]
-    wafer_core.set_domain(lo, hi, index, ex)
+    wafer_core.set_domain(domains[index], index, ex)
     return ex
 
 
@@ -139,12 +188,13 @@ _local = threading.local()
 
 
 @contextlib.contextmanager
-def split_over(link, index: int, parts: int):
+def split_over(link, index: int, parts: int, blocks: int = 1):
     """Every :class:`wafersim.Wafer` built in this thread inside the ``with`` is domain
-    ``index`` of ``parts``, joined to the others over ``link``. (Under ``mpiexec``
-    :mod:`wafersim.distributed` does this for the whole process.)"""
+    ``index`` of ``parts`` (``blocks`` blocks of rows each: deal_rows), joined to the
+    others over ``link``. (Under ``mpiexec`` :mod:`wafersim.distributed` does this for the
+    whole process.)"""
     old = getattr(_local, "split", None)
-    _local.split = (link, index, parts)
+    _local.split = (link, index, parts, blocks)
     try:
         yield
     finally:
@@ -156,44 +206,50 @@ def _current():
     if split is not None:
         return split
     from . import distributed  # noqa: PLC0415 (imports mpi4py only under mpiexec)
-    return distributed.world_split()
+    world = distributed.world_split()
+    return None if world is None else (*world, distributed.blocks_per_process())
 
 
 class Domain:
     """What a split wafer keeps of its split: the link, its rows, and how results merge."""
 
-    def __init__(self, wafer, wafer_core, link, index: int, parts: int):
+    def __init__(self, wafer, wafer_core, link, index: int, parts: int, blocks: int = 1):
         self.link, self.index, self.parts = link, index, parts
-        shape = (wafer.rows, wafer.cols, wafer.topology_name, wafer.mode)
+        shape = (wafer.rows, wafer.cols, wafer.topology_name, wafer.mode, blocks)
         every = link.allgather_obj(shape)
         if any(s != shape for s in every):
-            lines = "; ".join(f"process {i}: {s[0]} x {s[1]} {s[2]!r} {s[3]!r}"
-                              for i, s in enumerate(every))
+            lines = "; ".join(f"process {i}: {s[0]} x {s[1]} {s[2]!r} {s[3]!r}, {s[4]} blocks "
+                              "of rows" for i, s in enumerate(every))
             raise ConfigError("the processes built different wafers (the same script must run "
-                              f"on every process): {lines}")
-        self.domains = split_rows(wafer.rows, parts)
-        self.lo, self.hi = self.domains[index]
+                              f"on every process, with the same WAFERSIM_MPI_BLOCKS): {lines}")
+        self.domains = deal_rows(wafer.rows, parts, blocks)
+        self.blocks = self.domains[index]
+        self._owner = np.empty(wafer.rows, np.int64)
+        for d, bl in enumerate(self.domains):
+            for lo, hi in bl:
+                self._owner[lo:hi] = d
         self.cols = wafer.cols
         self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link)
 
     def owns(self, row: int) -> bool:
-        return self.lo <= row < self.hi
+        return self._owner[row] == self.index
 
     def owner(self, row: int) -> int:
         """The domain (process) whose rows hold ``row``."""
-        return next(i for i, (lo, hi) in enumerate(self.domains) if lo <= row < hi)
+        return int(self._owner[row])
 
     def mine(self, ids) -> np.ndarray:
         """Which of the router ids ``ids`` lie in this domain's rows (a boolean mask): the
         PEs whose compute elements, memory and host streams this process holds."""
-        rows = np.asarray(ids, np.int64) // self.cols
-        return (rows >= self.lo) & (rows < self.hi)
+        return self._owner[np.asarray(ids, np.int64) // self.cols] == self.index
 
     def merge_rows(self, raw: dict) -> dict:
-        """Per-wavelet arrays (a dict of equal-length arrays) of every process, joined in
-        process order: ascending rows, so router order when each is."""
+        """Per-wavelet arrays (a dict of equal-length arrays, with ``router``) of every
+        process, joined in router order (each process's in router order already)."""
         every = self.link.allgather_obj(raw)
-        return {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
+        out = {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
+        order = np.argsort(out["router"], kind="stable")
+        return {k: v[order] for k, v in out.items()}
 
     def gather_rows(self, mine: np.ndarray, values: np.ndarray, out: np.ndarray) -> np.ndarray:
         """Fills ``out[k]`` for every k that some process holds (``mine`` is its mask over
@@ -241,19 +297,24 @@ class Domain:
 
     def merge_collected(self, raw: dict) -> dict:
         """Host-port arrivals of every domain, in the order one process gives them (by
-        arrival cycle, then by port: domains hold ascending rows)."""
+        arrival cycle, then by router; one router's arrivals come from one domain, in
+        its order)."""
         every = self.link.allgather_obj(raw)
         out = {k: np.concatenate([np.asarray(p[k]) for p in every]) for k in raw}
-        order = np.argsort(out["arrived"], kind="stable")
+        order = np.lexsort((out["router"], out["arrived"]))  # stable
         return {k: v[order] for k, v in out.items()}
 
-    def merge_by_pe(self, by_pe: dict, cols: int) -> dict:
-        """Per-PE values of the PEs in each domain's rows, from every domain."""
-        mine = {pe: v for pe, v in by_pe.items() if self.owns(pe[0])}
-        out = {}
-        for part in self.link.allgather_obj(mine):
-            out.update(part)
-        return dict(sorted(out.items()))
+    def merge_pe_stats(self, table) -> PackedPeStats:
+        """The per-PE statistics of every domain's PEs (``table``: this process's
+        ``ce_run_stats_table()``), on every process, as one compact table."""
+        ids, ends, blob, full = table
+        link = self.link
+        every_ids, every_ends = link.allgather_array(ids), link.allgather_array(ends)
+        every_blob = link.allgather_array(blob)
+        every_full = link.allgather_obj(full)  # (PEs with trace spans or a profile only)
+        return PackedPeStats.join([
+            PackedPeStats(self.cols, i, e - np.diff(e, prepend=0), e, b, f)
+            for i, e, b, f in zip(every_ids, every_ends, every_blob, every_full)])
 
 
 def _portable(err):
@@ -282,5 +343,5 @@ def join(wafer, wafer_core) -> Domain | None:
     split = _current()
     if split is None or split[2] == 1:
         return None
-    link, index, parts = split
-    return Domain(wafer, wafer_core, link, index, parts)
+    link, index, parts, blocks = split
+    return Domain(wafer, wafer_core, link, index, parts, blocks)

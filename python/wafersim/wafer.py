@@ -581,7 +581,10 @@ class Wafer(PeHost, RouteHost):
                 what += f", {ce.microthreads_in_use} microthread(s) waiting"
             if ce.active_ids:
                 what += f", active ids {sorted(ids_of(ce.active_ids))}"
-            busy.append(f"  PE ({r}, {c}): {what}")
+            busy.append((int(rid), f"  PE ({r}, {c}): {what}"))
+        if self._domain is not None:  # every process's PEs, in router order
+            busy = sorted(b for part in self._domain.link.allgather_obj(busy) for b in part)
+        busy = [line for _, line in busy]
         head = (f"Wafer.run did not finish within {cycles} cycles (the cycle limit; now at cycle "
                 f"{self.cycle}): a livelock, or a longer run than expected (raise w.cycle_limit "
                 f"or pass max_cycles=).")

@@ -495,11 +495,12 @@ class PeHost:
 
     # ---- statistics and traces ----------------------------------------------------------------
     def _pe_run_stats(self) -> PeStats:
+        if self._domain is not None:  # each process ran the PEs of its rows
+            by_pe = self._domain.merge_pe_stats(self._core.ce_run_stats_table())
+            return PeStats(self.rows, self.cols, by_pe, unpack=core.ce_stats_unpack)
         by_pe = {}
         for rid, s in self._core.ce_run_stats(packed=True):
             by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
-        if self._domain is not None:  # each process ran the PEs of its rows
-            by_pe = self._domain.merge_by_pe(by_pe, self.cols)
         return PeStats(self.rows, self.cols, by_pe, unpack=core.ce_stats_unpack)
 
     def _trace_events(self, pes: PeStats) -> list[dict]:

@@ -1,6 +1,7 @@
 // A wafer split into domains of rows (sim/domain.hpp, docs/scale.md): the exchange is
 // written in Python (wafersim.distributed, through mpi4py) and called by the cycle loop.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
 
@@ -59,30 +60,28 @@ void bind_domain(py::module_& m) {
   auto cls = py::reinterpret_borrow<py::class_<Wafer>>(fabric.attr("Wafer"));
   cls.def(
          "set_domain",
-         [](Wafer& w, int lo, int hi, int index, CutExchange* exchange) {
-           w.simulator().set_domain(lo, hi, index, exchange);
-         },
-         py::arg("lo"), py::arg("hi"), py::arg("index"), py::arg("exchange").none(true),
-         py::keep_alive<1, 5>())
+         [](Wafer& w, const std::vector<std::pair<int, int>>& blocks, int index,
+            CutExchange* exchange) { w.simulator().set_domain(blocks, index, exchange); },
+         py::arg("blocks"), py::arg("index"), py::arg("exchange").none(true),
+         py::keep_alive<1, 4>())
       .def_property_readonly("domain",
-                             [](Wafer& w) {
-                               return py::make_tuple(w.simulator().domain_lo(),
-                                                     w.simulator().domain_hi());
-                             })
+                             [](Wafer& w) { return w.simulator().domain_blocks(); })
       .def_property_readonly("cut_sends_bytes",
                              [](const Wafer& w) { return w.fabric().cut_sends_bytes(); })
       .def(
           "export_cut_sends",
           [](Wafer& w, int from_row, int to_row, uint64_t cycle, CArray<uint8_t>& out) {
             check_size(out, w.fabric().cut_sends_bytes(), "out");
-            w.fabric().export_cut_sends(from_row, to_row, cycle, out.mutable_data());
+            return w.fabric().export_cut_sends(from_row, to_row, cycle, out.mutable_data());
           },
           py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("out").noconvert())
       .def(
           "import_cut_sends",
           [](Wafer& w, int from_row, int to_row, uint64_t cycle, const CArray<uint8_t>& in) {
-            check_size(in, w.fabric().cut_sends_bytes(), "in");
-            w.fabric().import_cut_sends(from_row, to_row, cycle, in.data());
+            // `in`: what export_cut_sends wrote (empty: nothing crossed)
+            if (in.size() != 0) check_size(in, w.fabric().cut_sends_bytes(), "in");
+            w.fabric().import_cut_sends(from_row, to_row, cycle, in.data(),
+                                        static_cast<size_t>(in.size()));
           },
           py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("in").noconvert())
       .def(

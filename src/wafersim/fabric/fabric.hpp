@@ -206,8 +206,12 @@ class Fabric {
   // next phase A reads of a neighbouring row. Color mode without loop links and without
   // 2-cycle links only (ConfigError otherwise).
   size_t cut_sends_bytes() const;
-  void export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out);
-  void import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in);
+  // Returns the bytes written: 0 when nothing crossed the cut (no arrival posted; the
+  // receiving row reads no output register then), else cut_sends_bytes().
+  size_t export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out);
+  // `bytes`: what export_cut_sends returned (0: nothing crossed; the posts are cleared).
+  void import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
+                        size_t bytes);
   void export_row_stalls(int row, uint64_t* out) const;  // cols() words
   void import_row_stalls(int row, const uint64_t* in);
   void check_cut(int from_row, int to_row) const;

@@ -38,13 +38,16 @@ size_t Fabric::cut_sends_bytes() const {
 // Layout: the receiving row's arrival marks (row_words words), its routers' arrival
 // directions (cols DirMasks), then the sending row's output registers toward the
 // receiving row, per crossing direction in kCrossing order that leads there (3 of them).
-void Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out) {
+size_t Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out) {
   check_cut(from_row, to_row);
   const size_t c = static_cast<size_t>(cols());
   const Dir toward = to_row > from_row ? kN : kS;
   const int source = ArrivalBoard::source_of(toward);
   uint64_t* marks = arrivals_.marks(source, cycle, to_row);
   DirMask* dirs = arrivals_.dirs(source, cycle) + static_cast<size_t>(to_row) * c;
+  uint64_t posted = 0;
+  for (size_t k = 0; k < row_words(); ++k) posted |= marks[k];
+  if (posted == 0) return 0;  // nothing crossed (the receiving row's posts stay clear)
   // Read and cleared: this domain does not run the receiving row's phase B, which would.
   std::memcpy(out, marks, row_words() * sizeof(uint64_t));
   std::memset(marks, 0, row_words() * sizeof(uint64_t));
@@ -59,13 +62,25 @@ void Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t*
     std::memcpy(out, &out_[out_index(static_cast<uint32_t>(base), cycle, d)], c * sizeof(Wavelet));
     out += c * sizeof(Wavelet);
   }
+  return cut_sends_bytes();
 }
 
-void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in) {
+void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
+                              size_t bytes) {
   check_cut(from_row, to_row);
   const size_t c = static_cast<size_t>(cols());
   const Dir toward = to_row > from_row ? kN : kS;
   const int source = ArrivalBoard::source_of(toward);
+  if (bytes == 0) {  // nothing crossed: no posts (phase B then reads no output register)
+    std::memset(arrivals_.marks(source, cycle, to_row), 0, row_words() * sizeof(uint64_t));
+    std::memset(arrivals_.dirs(source, cycle) + static_cast<size_t>(to_row) * c, 0,
+                c * sizeof(DirMask));
+    return;
+  }
+  if (bytes != cut_sends_bytes()) {
+    throw ConfigError("a cut's sends are 0 or " + std::to_string(cut_sends_bytes()) +
+                      " bytes, got " + std::to_string(bytes));
+  }
   // Only the sending row posts this class of entries for the receiving row: a copy.
   std::memcpy(arrivals_.marks(source, cycle, to_row), in, row_words() * sizeof(uint64_t));
   in += row_words() * sizeof(uint64_t);

@@ -7,24 +7,48 @@
 
 namespace wafersim::sim {
 
-void Simulator::set_domain(int lo, int hi, int index, CutExchange* exchange) {
+void Simulator::set_domain(const std::vector<std::pair<int, int>>& blocks, int index,
+                           CutExchange* exchange) {
   if (run_open_) throw WaferError("the domain of a wafer cannot change during a run");
   const int rows = fabric_.rows();
   if (exchange == nullptr) {
-    domain_lo_ = 0;
-    domain_hi_ = rows;
+    domain_blocks_.clear();
+    owned_.clear();
+    border_.clear();
+    border_rows_.clear();
     domain_index_ = 0;
     exchange_ = nullptr;
     return;
   }
-  if (lo < 0 || hi > rows || lo >= hi) {
-    throw ConfigError("a domain is rows [lo, hi) with 0 <= lo < hi <= " + std::to_string(rows) +
-                      ", got [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  if (blocks.empty()) throw ConfigError("a domain needs at least one block of rows");
+  int prev = -1;
+  for (auto [lo, hi] : blocks) {
+    if (lo <= prev || lo < 0 || hi > rows || lo >= hi) {
+      throw ConfigError("a domain is ascending, disjoint blocks of rows [lo, hi) with 0 <= lo "
+                        "< hi <= " + std::to_string(rows) + ", got [" + std::to_string(lo) +
+                        ", " + std::to_string(hi) + ") after row " + std::to_string(prev));
+    }
+    if (lo > 0) fabric_.check_cut(lo - 1, lo);  // refuses what cuts cannot carry
+    if (hi < rows) fabric_.check_cut(hi, hi - 1);
+    prev = hi - 1;
   }
-  if (lo > 0) fabric_.check_cut(lo - 1, lo);  // refuses what cuts cannot carry
-  if (hi < rows) fabric_.check_cut(hi, hi - 1);
-  domain_lo_ = lo;
-  domain_hi_ = hi;
+  std::vector<uint8_t> owned(static_cast<size_t>(rows), 0);
+  for (auto [lo, hi] : blocks) {
+    for (int r = lo; r < hi; ++r) owned[static_cast<size_t>(r)] = 1;
+  }
+  std::vector<uint8_t> border(static_cast<size_t>(rows), 0);
+  border_rows_.clear();
+  for (int r = 0; r < rows; ++r) {
+    const bool cut_above = r > 0 && !owned[static_cast<size_t>(r - 1)];
+    const bool cut_below = r + 1 < rows && !owned[static_cast<size_t>(r + 1)];
+    if (owned[static_cast<size_t>(r)] && (cut_above || cut_below)) {
+      border[static_cast<size_t>(r)] = 1;
+      border_rows_.push_back(r);
+    }
+  }
+  domain_blocks_ = blocks;
+  owned_ = std::move(owned);
+  border_ = std::move(border);
   domain_index_ = index;
   exchange_ = exchange;
 }
@@ -61,16 +85,16 @@ DomainFlags Simulator::run_rows_in_domain(uint64_t t) {
   return flags;
 }
 
-// One thread. The border rows' phase A comes first, so that what they send across the
-// cuts travels while the inner rows step; the inner rows then run in the one-thread order
-// of run_rows_interleaved (phase B of row q right after phase A of row q + 1, while the
-// row is still in cache), and the border rows' phase B comes last, after the exchange.
-// Each phase still runs after every phase it reads: phase B of row q after phase A of rows
-// q - 1..q + 1, phase A of row r before phase B of rows r - 1..r + 1. After a failing step
-// only steps that come earlier in the one-thread order run (the first error is the one
-// one process raises; later steps could see a half-done row).
+// One thread. The border rows' phase A comes first (an owned row next to another domain's
+// row; a domain of several blocks of rows has up to two per block), so that what they send
+// across the cuts travels while the inner rows step; the inner rows then run in the
+// one-thread order of run_rows_interleaved (phase B of row q right after phase A of row
+// q + 1, while the row is still in cache), and the border rows' phase B comes last, after
+// the exchange. Each phase still runs after every phase it reads: phase B of row q after
+// phase A of rows q - 1..q + 1, phase A of row r before phase B of rows r - 1..r + 1. After
+// a failing step only steps that come earlier in the one-thread order run (the first error
+// is the one one process raises; later steps could see a half-done row).
 void Simulator::run_domain_interleaved(uint64_t t) {
-  const int lo = domain_lo_, last = domain_hi_ - 1;
   uint64_t failed_at = fabric::kNever;  // the first failing step so far
   auto need_b = [&](int r) {
     if (owns(r)) rows_[static_cast<size_t>(r)].mark = t;
@@ -95,27 +119,26 @@ void Simulator::run_domain_interleaved(uint64_t t) {
     row_phase_b(q, t);
     if (rs.counters.error) failed_at = std::min(failed_at, step_b(q));
   };
-  need_b(lo);  // the border rows always: the neighbour may have sent
-  need_b(last);
-  const bool lo_active = !rows_a_.empty() && rows_a_.front() == lo;
-  const bool last_active = last != lo && !rows_a_.empty() && rows_a_.back() == last;
-  if (lo_active) phase_a(lo);
-  if (last_active) phase_a(last);
+  for (int r : border_rows_) need_b(r);  // the border rows always: a neighbour may have sent
+  for (int r : rows_a_) {  // (rows_a_ ascends and holds owned rows only)
+    if (border(r)) phase_a(r);
+  }
   exchange_->send_cuts(t);
-  int next_b = lo + 1;  // inner rows below this one have had their phase B (or need none)
+  int next_b = 0;  // inner rows below this one have had their phase B (or need none)
   auto phase_b_below = [&](int limit) {
-    for (; next_b < std::min(limit, last); ++next_b) phase_b(next_b);
+    for (; next_b < limit; ++next_b) {
+      if (owns(next_b) && !border(next_b)) phase_b(next_b);
+    }
   };
   for (int r : rows_a_) {
-    if (r == lo || r == last) continue;
+    if (border(r)) continue;
     phase_b_below(r - 1);
     phase_a(r);
     phase_b_below(r);
   }
-  phase_b_below(last);
+  phase_b_below(fabric_.rows());
   exchange_->receive_cuts(t);
-  phase_b(lo);
-  if (last != lo) phase_b(last);
+  for (int r : border_rows_) phase_b(r);
 }
 
 // Several threads: phase A of every active row shared out, the exchange, then phase B of
@@ -142,8 +165,7 @@ void Simulator::run_domain_in_sweeps(uint64_t t) {
       add_row(r + 1);
     }
   }
-  add_row(domain_lo_);
-  add_row(domain_hi_ - 1);
+  for (int r : border_rows_) add_row(r);
   std::sort(rows_b_.begin(), rows_b_.end());
   if (!failed) for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
 }

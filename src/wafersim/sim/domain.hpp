@@ -1,9 +1,9 @@
 // A wafer split into domains of rows, one per process (docs/scale.md): each process holds
-// the whole wafer but steps only the rows of its domain; every cycle it swaps the state of
-// the links crossing its cuts with the neighbouring domains, and all domains agree on
-// what the cycle loop decides from the whole wafer (whether work is left, whether anything
-// moved, the first error). The exchange itself (MPI, or threads in a test) lives outside
-// the core, behind this interface.
+// the whole wafer but steps only the rows of its domain (one or more blocks of rows);
+// every cycle it swaps the state of the links crossing its cuts with the neighbouring
+// domains, and all domains agree on what the cycle loop decides from the whole wafer
+// (whether work is left, whether anything moved, the first error). The exchange itself
+// (MPI, or threads in a test) lives outside the core, behind this interface.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,7 @@ namespace wafersim::sim {
 using fabric::Fabric;
 
 Simulator::Simulator(Fabric& fabric)
-    : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())), domain_hi_(fabric.rows()) {}
+    : fabric_(fabric), rows_(static_cast<size_t>(fabric.rows())) {}
 
 void Simulator::set_threads(int threads) {
   // A bound far above any machine here, so a typo does not ask OpenMP for 10^6 threads.

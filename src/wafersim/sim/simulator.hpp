@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "wafersim/fabric/cycle_counters.hpp"
@@ -96,12 +97,12 @@ class Simulator {
   // Whether a previous run ended in an error that left the state mid-cycle.
   bool broken() const { return broken_; }
 
-  // A wafer split into domains of rows (domain.hpp): this simulator steps rows [lo, hi)
-  // only, and `exchange` joins it to the other domains every cycle. nullptr: the whole
-  // wafer (the default). Between runs.
-  void set_domain(int lo, int hi, int index, CutExchange* exchange);
-  int domain_lo() const { return domain_lo_; }
-  int domain_hi() const { return domain_hi_; }
+  // A wafer split into domains of rows (domain.hpp): this simulator steps only the rows
+  // of `blocks` (ascending, disjoint [lo, hi) ranges), and `exchange` joins it to the
+  // other domains every cycle. nullptr: the whole wafer (the default). Between runs.
+  void set_domain(const std::vector<std::pair<int, int>>& blocks, int index,
+                  CutExchange* exchange);
+  const std::vector<std::pair<int, int>>& domain_blocks() const { return domain_blocks_; }
 
   // Wakes every sleeping endpoint (Fabric::asleep_from), counting its cycles so far. A
   // run does so when it ends; a paused one leaves them asleep (waking hundreds of
@@ -154,7 +155,12 @@ class Simulator {
   DomainFlags run_rows_in_domain(uint64_t t);
   void run_domain_interleaved(uint64_t t);
   void run_domain_in_sweeps(uint64_t t);
-  bool owns(int row) const { return row >= domain_lo_ && row < domain_hi_; }
+  bool owns(int row) const {  // (false outside the wafer)
+    if (row < 0 || row >= fabric_.rows()) return false;
+    return owned_.empty() || owned_[static_cast<size_t>(row)];
+  }
+  // An owned row next to another domain's row: what it sends crosses a cut.
+  bool border(int row) const { return !border_.empty() && border_[static_cast<size_t>(row)]; }
   void rethrow_chunked_error();
   int thread_count() const;
   // True when this cycle's phases run in one thread (cycle_parallel_, decided by
@@ -194,7 +200,9 @@ class Simulator {
   uint64_t run_max_cycles_ = 0;
   uint64_t idle_for_ = 0;  // cycles without progress (the watchdog's count)
   RunResult run_;
-  int domain_lo_ = 0, domain_hi_ = 0;  // rows stepped here (hi 0: all)
+  std::vector<std::pair<int, int>> domain_blocks_;  // rows stepped here (empty: all)
+  std::vector<uint8_t> owned_, border_;  // per row (empty: the whole wafer, no cuts)
+  std::vector<int> border_rows_;  // the rows marked in border_, ascending
   CutExchange* exchange_ = nullptr;
   int domain_index_ = 0;
   uint64_t domain_work_ = 0;  // work left over all domains after the last exchange

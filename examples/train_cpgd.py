@@ -5,11 +5,14 @@ For each network (64-32-10 and the deeper 64-64-64-10, ReLU, MSE loss, fp32) and
 algorithm (SGD lr 0.1; mini-batches of 8, lr 0.3; CPGD with 2L samples in flight, lr 0.1),
 trains epoch by epoch and prints: test accuracy, emulated cycles (training only) until the
 test accuracy first reached 95% (at an epoch's end), samples in flight per PE, the peak
-data bytes of a PE, the mean staleness per layer (CPGD) and the wall time.
+data bytes of a PE, the mean activation bytes per PE, the mean staleness per layer
+(CPGD) and the wall time. With ``--checkpoint K`` each algorithm runs again under reverse
+checkpoint (docs/training.md, "Reverse checkpoint").
 
     python examples/train_cpgd.py                    # both networks, up to 8 epochs
     python examples/train_cpgd.py --epochs 3 --nets 64-32-10
     python examples/train_cpgd.py --epochs 1 --nets 64-16-10 --samples 200   # quick
+    python examples/train_cpgd.py --checkpoint 2     # each also with reverse checkpoint
     python examples/train_cpgd.py --plot cpgd.png    # accuracy against emulated cycles,
                                                      # and the pipeline of the first samples
 """
@@ -25,18 +28,19 @@ import wafersim as ws
 from wafersim.train.datasets import digits
 
 
-def build(sizes, cpgd: bool, slots: int, timeline: bool = False):
+def build(sizes, cpgd: bool, slots: int, checkpoint=None):
     ws.nn.manual_seed(0)
     layers = []
     for a, b in zip(sizes[:-1], sizes[1:]):
         layers += [ws.nn.Linear(a, b), ws.nn.ReLU()]
-    return ws.map(ws.nn.Sequential(*layers[:-1]), cpgd=cpgd, slots=slots)
+    return ws.map(ws.nn.Sequential(*layers[:-1]), cpgd=cpgd, slots=slots,
+                  checkpoint=checkpoint)
 
 
-def run(sizes, algo: str, epochs: int, data, seed: int = 0):
+def run(sizes, algo: str, epochs: int, data, seed: int = 0, checkpoint=None):
     Xtr, ytr, Xte, yte = data
     L = len(sizes) - 1
-    plan = build(sizes, algo == "cpgd", 2 * L)
+    plan = build(sizes, algo == "cpgd", 2 * L, checkpoint)
     kw = {"batch_size": 8, "lr": 0.3} if algo == "minibatch" else {"lr": 0.1}
     tr = ws.Trainer(plan, algo=algo, seed=seed, progress=False, **kw)
     t0 = time.perf_counter()
@@ -49,8 +53,10 @@ def run(sizes, algo: str, epochs: int, data, seed: int = 0):
             to95 = cycles
     inflight = {"sgd": 1, "minibatch": min(8, plan.slots), "cpgd": tr.window}[algo]
     stale = [s["mean"] for s in tr.stats().staleness()]
+    memory = plan.memory().values()
     return {"algo": algo, "accuracy": curve[-1][1], "to95": to95, "inflight": inflight,
-            "memory": int(max(m["data_bytes"] for m in plan.memory().values())),
+            "memory": int(max(m["data_bytes"] for m in memory)),
+            "activations": float(np.mean([m["activation_bytes"] for m in memory])),
             "stale": stale, "wall": time.perf_counter() - t0, "curve": curve}
 
 
@@ -81,6 +87,9 @@ def main(argv=None) -> int:
     ap.add_argument("--nets", default="64-32-10,64-64-64-10")
     ap.add_argument("--algos", default="sgd,minibatch,cpgd")
     ap.add_argument("--plot", default=None, help="save a figure to this file")
+    ap.add_argument("--checkpoint", type=int, default=None,
+                    help="also run each algorithm with reverse checkpoint: every K-th layer "
+                         "keeps its activations, the others recompute them")
     ap.add_argument("--samples", type=int, default=None,
                     help="train on the first N training samples only (quick runs)")
     args = ap.parse_args(argv)
@@ -92,15 +101,22 @@ def main(argv=None) -> int:
     for sizes in nets:
         name = "-".join(map(str, sizes))
         print(f"\n{name}, {args.epochs} epochs (test accuracy at each epoch's end)")
-        print(f"  {'algo':10s} {'test acc':>8s} {'cycles to 95%':>14s} {'in flight':>9s} "
-              f"{'peak PE bytes':>13s} {'wall s':>7s}  staleness per layer")
+        print(f"  {'algo':16s} {'test acc':>8s} {'cycles to 95%':>14s} {'in flight':>9s} "
+              f"{'peak PE bytes':>13s} {'act B/PE':>8s} {'wall s':>7s}  staleness per layer")
+        policies = [None] + ([args.checkpoint] if args.checkpoint else [])
         for algo in args.algos.split(","):
-            r = run(sizes, algo, args.epochs, data)
-            results[(name, algo)] = r
-            to95 = f"{r['to95']:,}" if r["to95"] is not None else "not reached"
-            print(f"  {algo:10s} {r['accuracy']:8.3f} {to95:>14s} {r['inflight']:9d} "
-                  f"{r['memory']:13,d} {r['wall']:7.0f}  "
-                  + " ".join(f"{s:.2f}" for s in r["stale"]), flush=True)
+            for policy in policies:
+                label = algo + (f" rcp={policy}" if policy else "")
+                try:
+                    r = run(sizes, algo, args.epochs, data, checkpoint=policy)
+                except ws.WaferError as e:       # a combination the wafer refuses
+                    print(f"  {label:16s} refused: {e}")
+                    continue
+                results[(name, label)] = r
+                to95 = f"{r['to95']:,}" if r["to95"] is not None else "not reached"
+                print(f"  {label:16s} {r['accuracy']:8.3f} {to95:>14s} {r['inflight']:9d} "
+                      f"{r['memory']:13,d} {r['activations']:8.0f} {r['wall']:7.0f}  "
+                      + " ".join(f"{s:.2f}" for s in r["stale"]), flush=True)
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -72,6 +72,9 @@ class Trainer:
       ``window`` samples in flight per PE; a plan mapped with ``cpgd=True``).
     * ``window``: CPGD's samples in flight per PE, 1..plan.slots (default: the plan's
       slots, 2 x layers unless ``ws.map(slots=)`` says otherwise); 1 is SGD exactly.
+    * ``dp_weights``: which weights a sample's delta pass uses under CPGD [0634]: None
+      (the plan's: ``ws.map(..., dp_weights=)``), "current" or "forward" (the weights of
+      the sample's own forward pass; needs a plan mapped with dp_weights="forward").
     * ``lr``: the learning rate; None takes the plan's optimizer's.
     * ``numerics``: "fp32" (an fp32 plan), "fp16" or "fp16-sr" (an fp16 plan; stochastic
       rounding of every result [0661]-[0672]).
@@ -88,7 +91,7 @@ class Trainer:
     def __init__(self, plan: Plan, algo: str = "sgd", lr: float | None = None,
                  batch_size: int | None = None, loss=None, numerics: str | None = None,
                  seed: int = 0, progress: bool = True, timeline: bool = False,
-                 window: int | None = None, dp_weights: str = "current"):
+                 window: int | None = None, dp_weights: str | None = None):
         if not isinstance(plan, Plan):
             raise ConfigError(f"Trainer takes the Plan that ws.map returned, got {type(plan).__name__}")
         if not isinstance(algo, str) or algo not in ALGOS:
@@ -103,6 +106,7 @@ class Trainer:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
+        self.dp_weights = plan.dp_weights if dp_weights is None else dp_weights
         if loss is not None and not _same_loss(loss, plan.loss):
             raise ConfigError(f"loss={loss!r}: the loss is compiled into the plan ({plan.loss!r}); "
                               "pass it to ws.map(model, loss=...) instead")

@@ -8,6 +8,7 @@ complete."""
 from __future__ import annotations
 
 from ..registers import FSLOT
+from .cpgd_snapshot import bp_slot, fp_slot
 from .idioms import bump
 from .recompute import discard_inputs
 from .spec import PeSpec
@@ -65,6 +66,7 @@ def fp_end(s: PeSpec) -> list[str]:
               f"        li r0, {E}",
               "        mul16 r4, r4, r0",
               f"        mov16 {FSLOT}, r4                  ; next forward slot's offset"]
+        L += fp_slot(s)
     L += ["        jmp admit",
           # admit: unblock the activations when the next sample may start here
           "admit:  ld16 r0, v_fpbusy",
@@ -105,7 +107,7 @@ def bp_end(s: PeSpec) -> list[str]:
               "        li r0, bpt",
               "        add16 r4, r4, r0",
               "        jr r4",
-              "bpd:"]
+              "bpd:"] + bp_slot(s)
     if s.final:
         L += ["        movi r5, 0",
               "        st16 r5, v_dpbusy",

@@ -26,6 +26,7 @@ CE instructions on PE memory:
 from __future__ import annotations
 
 from .. import runtime_words as W
+from . import cpgd_snapshot
 from .idioms import bump
 from .spec import PeSpec
 
@@ -62,7 +63,7 @@ def words(s: PeSpec) -> list[str]:
         L += [W.declare(V_NACT), W.declare(V_OCNT)]
         if s.final and s.bias:
             L += [W.declare(V_BUPD), W.declare(V_BCNT)]
-    return L
+    return L + cpgd_snapshot.words(s)
 
 
 def descriptors(s: PeSpec) -> list[str]:
@@ -76,7 +77,7 @@ def descriptors(s: PeSpec) -> list[str]:
         L.append("d_ologw:  .dsd mem1d, base=olog, length=1, stride=2, wli=1")
         if s.final and s.bias:
             L.append("d_blogw:  .dsd mem1d, base=blog, length=1, stride=2, wli=1")
-    return L
+    return L + cpgd_snapshot.descriptors(s)
 
 
 def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
@@ -91,7 +92,8 @@ def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
         if s.final and s.bias:
             L.append(W.declare(BLOG, count=s.order_log))
             names += ["v_bupd", "v_bcnt", "blog"]
-    return L + [".align 4"], names
+    snap, snap_names = cpgd_snapshot.buffers(s)
+    return L + snap + [".align 4"], names + snap_names
 
 
 def _log(counter: str, value: str, dsd: str, limit: int, skip: str) -> list[str]:
@@ -132,6 +134,7 @@ def _forward_closed_body(s: PeSpec) -> list[str]:
          "        mov16 D[11], r0                ; updates done when this forward pass closed [0648]"]
     if s.order_log and s.final and s.bias:
         L += _log("v_bcnt", "v_bupd", "d_blogw", s.order_log, "cpbl0")
+    L += cpgd_snapshot.closeout_body(s, _log)   # dp_weights="forward": unread rows
     return L + ["        jmp cpfcr"]
 
 
@@ -203,4 +206,4 @@ def bodies(s: PeSpec) -> list[str]:
     L = _forward_closed_body(s) + _update_done_body(s)
     if s.order_log:
         L += [";@pass control"] + _delta_logged_body(s)
-    return L
+    return L + cpgd_snapshot.bodies(s)

@@ -36,11 +36,6 @@ def check_cpgd(cpgd, order_log, dense, optimizer_lowering) -> tuple[bool, int]:
         if residual_blocks(dense) or branch_blocks(dense):
             raise ConfigError("cpgd=True is not supported with Residual or TwoBranch blocks "
                               "(docs/unsupported_functionality.md)")
-        if not optimizer_lowering.in_place:
-            raise ConfigError(
-                f"cpgd=True updates the weights in place as each delta arrives [0617], "
-                f"[0625]: it needs plain SGD (ws.optim.SGD without momentum or weight "
-                f"decay), got {optimizer_lowering.module!r}")
     return cpgd, int(order_log)
 
 

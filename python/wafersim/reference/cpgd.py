@@ -72,13 +72,17 @@ def time_step_schedule(n: int, layers: int, window: int) -> dict:
 class CpgdReference:
     """fp32 CPGD in the wafer's order of operations, for a plain MLP (no joins) with block
     shapes ``shapes``; loss "mse" or "cross_entropy"; ``thresholds`` per layer as
-    DeviceOrderMLP takes them (activation sparsity, EC411), or None."""
+    DeviceOrderMLP takes them (activation sparsity, EC411), or None. ``optimizer``:
+    DeviceOrderMLP's optimizer arguments (momentum, weight_decay, nesterov, adam); with
+    any of them each sample accumulates G and ends with the optimizer's step on every
+    weight (a mini-batch of one, as the wafer's update task does per PE)."""
 
     def __init__(self, params, activations, shapes, lr: float, loss: str = "mse",
-                 dp_weights: str = "current", thresholds=None):
+                 dp_weights: str = "current", thresholds=None, **optimizer):
         if dp_weights not in ("current", "forward"):
             raise ValueError(f"dp_weights must be 'current' or 'forward', got {dp_weights!r}")
-        self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss, thresholds=thresholds)
+        self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss, thresholds=thresholds,
+                                  **optimizer)
         self.lr = lr
         self.dp_weights = dp_weights
         self.L = len(self.mlp.W)
@@ -117,9 +121,14 @@ class CpgdReference:
                             else unread_weights(self, l, acts[l], read[l])
                             for l in range(1, self.L)}
         try:
-            deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
+            if m.in_place:
+                deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
+            else:
+                deltas, loss = m.backward(acts, y, mode="acc", lr=self.lr)
         finally:
             m.dp_weights = {}
+        if not m.in_place:
+            m.end_batch(self.lr)
         for l in range(self.L):
             self.Wh[l].append(m.W[l].copy())
             self.bh[l].append(None if m.b[l] is None else m.b[l].copy())
@@ -244,7 +253,9 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
             for p in b.points():
                 _, _, (o0, no), final, _ = shape[p]
                 lg = olog[p]
-                if final:
+                if not ref.mlp.in_place:    # the update task: all columns, every sample
+                    cols_list = [set(range(o0, o0 + no))]
+                elif final:
                     cols_list = [set(range(o0, o0 + no))]
                 else:
                     cols_list = [{j} for j in range(o0, o0 + no) if dl[j] != 0]

@@ -173,6 +173,8 @@ class Trainer:
         p.write_word(W.V_MODE, 1 if train else 0)
         p.write_word(W.V_CPM, 1 if accumulate else 0)
         p.write_word(W.V_K, k)
+        if p.cpgd:      # CPGD: the end of a sample's update does not hold the next one
+            p.write_word("v_pipe", 1 if train and self.algo == "cpgd" else 0)
         if train:
             p.write_word(W.V_N1, batch)
             for name, value, _ in self._update_words(batch, last):
@@ -259,8 +261,10 @@ class Trainer:
         if self.algo == "minibatch":
             B = self.batch_size
             return True, min(B, self.plan.slots), B, n % B or B, True
-        if self.algo == "cpgd":      # in place, window samples in flight [0625]
-            return False, self.window, 1, 1, False
+        if self.algo == "cpgd":      # window samples in flight [0625]: in place, or (an
+            # optimizer with state) an update task at the end of every sample, per PE
+            stateful = not self._opt.in_place
+            return stateful, self.window, 1, 1, stateful
         if self._opt.in_place:
             return False, 1, 1, 1, False
         return True, 1, 1, 1, True

@@ -8,6 +8,7 @@ complete."""
 from __future__ import annotations
 
 from ..registers import FSLOT
+from .cpgd import pipelined
 from .cpgd_snapshot import bp_slot, fp_slot
 from .idioms import bump
 from .recompute import discard_inputs
@@ -27,7 +28,7 @@ def fp_count(s: PeSpec) -> list[str]:
          "        bt fpc0                        ; inference: nothing in flight"]
     L += bump("v_infl", 1)
     L += ["        ld16 r0, v_flag",
-          "        st16 r0, v_bfull"]
+          "        st16 r0, v_bfull"] + pipelined(s)
     if s.final:
         L += ["        ld16 r4, v_fpsl",
               "        add16 r4, r4, r4",

@@ -175,12 +175,16 @@ def own_logged(s: PeSpec, variant: str) -> list[str]:
 
 def applied(s: PeSpec) -> list[str]:
     """In the update task, after the optimizer's rule (an optimizer with state: every
-    weight and bias of the PE updated): log the f_act count, one more bias update (order
-    log). Keeps r1."""
-    if not (s.cpgd and s.order_log and _at_apply(s)):
+    weight and bias of the PE updated): one more update done (v_upd, counted here rather
+    than at the delta closeout, so that a forward pass between the two sees it as not
+    done); the f_act count and one more bias update (order log). Keeps r1."""
+    if not (s.cpgd and _at_apply(s)):
         return []
-    L = _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpap0")
-    return L + (bump("v_bupd", 1) if s.final and s.bias else [])
+    L = bump("v_upd", 1)
+    if s.order_log:
+        L += _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpap0")
+        L += bump("v_bupd", 1) if s.final and s.bias else []
+    return L
 
 
 def pipelined(s: PeSpec) -> list[str]:
@@ -198,13 +202,17 @@ def pipelined(s: PeSpec) -> list[str]:
 
 def update_done(s: PeSpec) -> list[str]:
     """In the delta closeout (every column of the sample is updated here): staleness =
-    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1.
+    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1 (with
+    an optimizer with state, in the update task instead: ``applied``).
     Keeps r5 (the closeout's flag is stored before)."""
     return ["        jmp cpud", "cpudr:"] if s.cpgd else []
 
 
 def _update_done_body(s: PeSpec) -> list[str]:
     H = s.slots - 1
+    count = [] if _at_apply(s) else ["        ld16 r0, v_upd",     # (else in the update task)
+                                     "        addi r0, 1",
+                                     "        st16 r0, v_upd"]
     return [";@pass control",
             "cpud:   ld16 r4, v_bpsl",
             "        add16 r4, r4, r4",
@@ -223,11 +231,7 @@ def _update_done_body(s: PeSpec) -> list[str]:
             "        mov16 r0, [r6]",
             "        addi r0, 1",
             "        lddwds  D[11], d_shistw",
-            "        mov16 D[11], r0",
-            "        ld16 r0, v_upd",
-            "        addi r0, 1",
-            "        st16 r0, v_upd",
-            "        jmp cpudr"]
+            "        mov16 D[11], r0"] + count + ["        jmp cpudr"]
 
 
 def bias_done(s: PeSpec) -> list[str]:

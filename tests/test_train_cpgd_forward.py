@@ -195,3 +195,18 @@ def test_bad_dp_weights_are_refused_before_any_cycle():
     assert (cur.wafer.cycle, fwd.wafer.cycle) == cycles
     assert ws.Trainer(fwd, algo="cpgd").dp_weights == "forward"
     assert ws.Trainer(cur, algo="cpgd").dp_weights == "current"
+
+
+def test_command_line_trains_with_forward_weights():
+    """`wafersim train --algo cpgd --dp-weights forward` maps with the snapshots."""
+    import argparse
+
+    from wafersim.train.cli_train import add_arguments, train_digits
+
+    ap = argparse.ArgumentParser()
+    add_arguments(ap)
+    args = ap.parse_args(["--algo", "cpgd", "--window", "2", "--dp-weights", "forward",
+                          "--samples", "40", "--epochs", "1", "--no-progress"])
+    r = train_digits(args)
+    assert r["plan"].dp_weights == "forward" and r["trainer"].dp_weights == "forward"
+    assert any(m["snapshot_bytes"] > 0 for m in r["plan"].memory().values())

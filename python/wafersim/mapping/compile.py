@@ -13,7 +13,7 @@ from . import task_ids as T
 from .activation_threshold import check_activation_threshold
 from .block_shapes import choose_blocks, pe_data_bytes
 from .checkpoint import check_checkpoint, check_checkpoint_fits
-from .cpgd_options import check_cpgd, cpgd_bytes
+from .cpgd_options import check_cpgd, check_dp_weights, cpgd_bytes, snapshot_bytes
 from .colors import allocate_colors, mapping_roles
 from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
@@ -36,12 +36,16 @@ def _extra_bytes(dense, esize: int, slots: int, loss, optimizer):
     return extra
 
 
-def _with_cpgd(extra, cpgd: bool, slots: int, order_log: int):
-    """``extra`` plus the bytes of CPGD's bookkeeping (cpgd_options.cpgd_bytes)."""
+def _with_cpgd(extra, cpgd: bool, slots: int, order_log: int, esize: int = 4,
+               dp_weights: str = "current"):
+    """``extra`` plus the bytes of CPGD's bookkeeping (cpgd_options.cpgd_bytes) and of
+    the delta pass's weight snapshots (cpgd_options.snapshot_bytes)."""
     if not cpgd:
         return extra
-    return lambda i, nin, nout, final: (extra(i, nin, nout, final)
-                                        + cpgd_bytes(slots, order_log, final))
+    return lambda i, nin, nout, final: (
+        extra(i, nin, nout, final)
+        + cpgd_bytes(slots, order_log, final, dp_weights == "forward" and i > 0)
+        + snapshot_bytes(i, nin, nout, esize, slots, dp_weights))
 
 
 def _origin(origin) -> tuple[int, int]:
@@ -59,7 +63,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
               slots: int | None = None, skip_depth="balanced", loss=None,
               optimizer=None, activation_threshold=None, checkpoint=None,
               smear=None, cpgd: bool = False, order_log: int = 0,
-              weight_sparsity=None) -> Plan:
+              weight_sparsity=None, dp_weights: str = "current") -> Plan:
     """Places ``model`` (a ``ws.nn.Sequential`` or a ``torch.nn.Sequential``) onto a wafer.
 
     * ``wafer``: None sizes one automatically (rows of the first block, columns of all
@@ -100,6 +104,10 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       updates each sample's forward pass was behind its own update (``stats().staleness()``).
       Needs plain SGD. ``order_log``: entries per PE of a log of the order of forward reads
       and updates (0: none), for a reference to replay the run bit for bit.
+      ``dp_weights``: which weights a sample's delta pass uses [0634]: "current" (those
+      stored when its deltas arrive) or "forward" (those its own forward pass read: every
+      PE with a delta pass keeps a snapshot of its W per slot, taken row by row by CE
+      instructions as the forward pass reads it; program/cpgd_snapshot.py). Needs cpgd=True.
     * ``weight_sparsity``: pruned weights, stored compressed (no memory, no cycles) and kept
       at zero through training: None (dense), a fraction p in [0, 1) for every layer
       (magnitude pruning), a list with one entry per mapped layer, or a {layer: entry}
@@ -160,6 +168,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         raise ConfigError("cpgd=True is not supported with weight_sparsity: the staleness "
                           "counters and the order log are not wired into the compressed "
                           "programs (docs/unsupported_functionality.md)", category="unsupported")
+    dp_weights = check_dp_weights(dp_weights, cpgd, keeps, pruning)
     if slots is None:
         slots = min(2 * len(dense), 64)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
@@ -176,7 +185,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
                                max_rows=(wafer.rows - r0) if wafer is not None else None,
                                skip_depth=deepest,
                                extra=_with_cpgd(_extra_bytes(dense, esize, int(slots), loss,
-                                                             optimizer), cpgd, int(slots), order_log),
+                                                             optimizer), cpgd, int(slots), order_log,
+                                                esize, dp_weights),
                                smear=smear_sizes)
     else:
         shapes = check_shapes(dense, blocks)
@@ -233,7 +243,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     keep = kept_outputs(pruning, layer_blocks, [(d.linear.weight, None) for d in dense])
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
-                cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps)
+                cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps,
+                dp_weights=dp_weights)
     plan.source_model = source
     plan.load()
     return plan

@@ -9,10 +9,16 @@ import numbers
 from ..errors import ConfigError
 from .placement import branch_blocks, residual_blocks
 
-__all__ = ["check_cpgd", "MAX_ORDER_LOG", "cpgd_bytes"]
+__all__ = ["check_cpgd", "check_dp_weights", "MAX_ORDER_LOG", "cpgd_bytes", "snapshot_bytes",
+           "DP_WEIGHTS"]
 
 #: Entries of the order log per PE (u16 each): a test's worth of updates.
 MAX_ORDER_LOG = 4096
+
+#: Which weights the delta pass of a sample uses [0634]: the ones stored when its deltas
+#: arrive ("current"), or those its own forward pass read ("forward": a snapshot per
+#: sample in flight on every PE with a delta pass; program/cpgd_snapshot.py).
+DP_WEIGHTS = ("current", "forward")
 
 
 def check_cpgd(cpgd, order_log, dense, optimizer_lowering) -> tuple[bool, int]:
@@ -30,18 +36,45 @@ def check_cpgd(cpgd, order_log, dense, optimizer_lowering) -> tuple[bool, int]:
         if residual_blocks(dense) or branch_blocks(dense):
             raise ConfigError("cpgd=True is not supported with Residual or TwoBranch blocks "
                               "(docs/unsupported_functionality.md)")
-        if not optimizer_lowering.in_place:
-            raise ConfigError(
-                f"cpgd=True updates the weights in place as each delta arrives [0617], "
-                f"[0625]: it needs plain SGD (ws.optim.SGD without momentum or weight "
-                f"decay), got {optimizer_lowering.module!r}")
     return cpgd, int(order_log)
 
 
-def cpgd_bytes(slots: int, order_log: int, final: bool) -> int:
+def check_dp_weights(dp_weights, cpgd: bool, keeps, pruning) -> str:
+    """``ws.map(..., dp_weights=)`` checked (after check_cpgd)."""
+    if not isinstance(dp_weights, str) or dp_weights not in DP_WEIGHTS:
+        raise ConfigError(f"dp_weights must be one of {', '.join(DP_WEIGHTS)}, got {dp_weights!r}")
+    if dp_weights == "forward":
+        if not cpgd:
+            raise ConfigError("dp_weights='forward' (the delta pass with the weights of the "
+                              "sample's own forward pass [0634]) is a CPGD option: it needs "
+                              "cpgd=True")
+        if not all(keeps):
+            raise ConfigError("dp_weights='forward' is not supported with a reverse checkpoint "
+                              "(the recompute pass does not take snapshots; "
+                              "docs/unsupported_functionality.md)", category="unsupported")
+        if any(p is not None for p in pruning):
+            raise ConfigError("dp_weights='forward' is not supported with weight_sparsity "
+                              "(docs/unsupported_functionality.md)", category="unsupported")
+    return dp_weights
+
+
+def snapshot_bytes(layer: int, nin: int, ncols: int, esize: int, slots: int,
+                   dp_weights: str) -> int:
+    """Bytes of the delta pass's weight snapshots on a PE (dp_weights="forward"): a copy
+    of the PE's W (nin x ncols) per slot, in every layer that has a delta pass (not layer
+    0), and two descriptors per slot."""
+    if dp_weights != "forward" or layer == 0:
+        return 0
+    return slots * (nin * ncols * esize + 2 * 6) + 6
+
+
+def cpgd_bytes(slots: int, order_log: int, final: bool, snapshot: bool = False) -> int:
     """Data bytes the CPGD bookkeeping adds to a PE (program/cpgd.py): counters, a version
-    and a histogram bin per slot, the logs, their descriptors."""
+    and a histogram bin per slot, the logs (with snapshots, one more of the activation
+    closeouts: program/cpgd_snapshot.py), their descriptors."""
     n = 1 + 2 * slots + (2 + order_log if order_log else 0)
     if final and order_log:
         n += 2 + order_log
+    if snapshot and order_log:
+        n += 2 + order_log + 3
     return 2 * n + 8 * 4 + 4

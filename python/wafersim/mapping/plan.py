@@ -42,7 +42,8 @@ class Plan:
     def __init__(self, model: Sequential, wafer, blocks: list[LayerBlock], colors: dict,
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
                  loss=None, optimizer=None, activation_thresholds=None, cpgd: bool = False,
-                 order_log: int = 0, weight_keep=None, keeps=None):
+                 order_log: int = 0, weight_keep=None, keeps=None,
+                 dp_weights: str = "current"):
         self.model = model
         #: the torch model ``model`` was converted from (its parameters follow training)
         self.source_model = None
@@ -70,6 +71,9 @@ class Plan:
         #: entries per PE); ``Trainer(algo="cpgd")`` needs them (program/cpgd.py)
         self.cpgd = cpgd
         self.order_log = order_log
+        #: which weights a sample's delta pass uses under CPGD [0634]: "current", or
+        #: "forward" (a snapshot of W per slot on PEs with a delta pass: cpgd_snapshot.py)
+        self.dp_weights = dp_weights
         #: (first, join) layer indices of every block with a join (residual and two-branch)
         self.residuals = residual_blocks([b.dense for b in blocks])
         #: (first, split, join) of every two-branch block: f = first..split-1, g = split..join
@@ -156,6 +160,8 @@ class Plan:
                     spec = self._spec(b, r, c)
                     extra = sum(part.extra_bytes(spec.nin, spec.nout, esize, spec.slots, r == c)
                                 for part in spec.lowerings())
+                    if spec.snapshot:   # dp_weights="forward": W per slot (cpgd_options.py)
+                        extra += spec.nin * spec.ncols * spec.slots * esize
                     need = pe_data_bytes(spec.nin, spec.nout, esize, spec.in_slots, r == c,
                                          b.index == 0, spec.skip_depth, extra, spec.ncols)
                     if need > limit:
@@ -199,17 +205,20 @@ class Plan:
         why = ""
         if self.cpgd:
             # CPGD's window (samples in flight) is bounded by the slots: say how many fit
-            from .cpgd_options import cpgd_bytes
+            from .cpgd_options import cpgd_bytes, snapshot_bytes
 
             s = self._spec(b, r, c)
             esize = 4 if self.dtype == "fp32" else 2
             extra = sum(p.extra_bytes(s.nin, s.nout, esize, 1, r == c) for p in s.lowerings())
             fits = [k for k in range(1, self.slots + 1)
                     if pe_data_bytes(s.nin, s.nout, esize, k, r == c, b.index == 0, 0, extra)
-                    + cpgd_bytes(k, self.order_log, r == c) <= limit]
-            why = (f" (cpgd=True with slots={self.slots}: CPGD's window of samples in flight "
-                   f"is at most the slots, and about {max(fits)} fit this layer)" if fits else
-                   " (cpgd=True: not even one slot fits this layer)")
+                    + cpgd_bytes(k, self.order_log, r == c, s.snapshot)
+                    + snapshot_bytes(b.index, s.nin, s.ncols, esize, k, self.dp_weights) <= limit]
+            snap = (f", of which {s.nin * s.ncols * self.slots * esize} are the delta pass's "
+                    f"weight snapshots (dp_weights='forward')" if s.snapshot else "")
+            why = snap + (f" (cpgd=True with slots={self.slots}: CPGD's window of samples in "
+                          f"flight is at most the slots, and about {max(fits)} fit this layer)"
+                          if fits else " (cpgd=True: not even one slot fits this layer)")
         return ConfigError(
             f"layer {b.index} (Linear({b.dense.n_in}, {b.dense.n_out})) does not fit: PE ({r}, "
             f"{c}) of its {b.rows} x {b.cols} block needs {need} data bytes, a PE has {limit}"
@@ -308,7 +317,7 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self.specs[b.at(r, c)]
-                    blk = np.zeros((spec.nin, spec.ncols + spec.in_slots), dtype=t)
+                    blk = np.zeros((spec.nin, spec.row_bytes // spec.esize), dtype=t)
                     kept = [spec.o0 + j for j in (range(spec.nout) if spec.keep is None else spec.keep)]
                     blk[:, :len(kept)] = W[kept, spec.i0:spec.i0 + spec.nin].T
                     self.wafer.memcpy_h2d("w", blk.ravel(), rect=b.at(r, c))
@@ -327,7 +336,7 @@ class Plan:
                 for c in range(b.cols):
                     s = self.specs[b.at(r, c)]
                     raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(
-                        s.nin, s.ncols + s.in_slots)
+                        s.nin, s.row_bytes // s.esize)
                     kept = [s.o0 + j for j in (range(s.nout) if s.keep is None else s.keep)]
                     W[kept, s.i0:s.i0 + s.nin] = raw[:, :len(kept)].T   # pruned: 0
                     if r == c and s.bias:
@@ -451,7 +460,10 @@ class Plan:
             acts = 0 if s is None else (
                 s.nin * s.in_slots + (s.nout * s.out_slots if s.final else 0)) * esize
             out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count,
-                      "activation_bytes": acts}
+                      "activation_bytes": acts,
+                      # dp_weights="forward": W per slot, for the delta pass [0634]
+                      "snapshot_bytes": (s.nin * s.ncols * s.slots * s.esize
+                                         if s is not None and s.snapshot else 0)}
         return out
 
     def describe(self) -> str:

@@ -23,6 +23,12 @@ the weights a schedule or a log gives, then its delta and chain passes with the 
 weights (every earlier sample's update done: a PE's backward passes run in sample order,
 and the delta pass of a delta reads its column before the sample updates it [0645]), in
 place. With every forward pass reading the current weights it is SGD, bit for bit.
+
+``dp_weights="forward"`` ([0634], historical parameters): the delta pass of a sample reads
+the weights its own forward pass read instead of the current ones (the update is still
+to the current weights). Per PE, as the wafer's snapshot defines it
+(mapping/program/cpgd_snapshot.py): a row the forward pass read, as it read it; a row it
+did not read (a zero input), as stored at the sample's activation closeout there.
 """
 
 from __future__ import annotations
@@ -64,12 +70,21 @@ def time_step_schedule(n: int, layers: int, window: int) -> dict:
 
 
 class CpgdReference:
-    """fp32 CPGD in the wafer's order of operations, for a plain MLP (no joins, no
-    thresholds) with block shapes ``shapes``; loss "mse" or "cross_entropy"."""
+    """fp32 CPGD in the wafer's order of operations, for a plain MLP (no joins) with block
+    shapes ``shapes``; loss "mse" or "cross_entropy"; ``thresholds`` per layer as
+    DeviceOrderMLP takes them (activation sparsity, EC411), or None. ``optimizer``:
+    DeviceOrderMLP's optimizer arguments (momentum, weight_decay, nesterov, adam); with
+    any of them each sample accumulates G and ends with the optimizer's step on every
+    weight (a mini-batch of one, as the wafer's update task does per PE)."""
 
-    def __init__(self, params, activations, shapes, lr: float, loss: str = "mse"):
-        self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss)
+    def __init__(self, params, activations, shapes, lr: float, loss: str = "mse",
+                 dp_weights: str = "current", thresholds=None, **optimizer):
+        if dp_weights not in ("current", "forward"):
+            raise ValueError(f"dp_weights must be 'current' or 'forward', got {dp_weights!r}")
+        self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss, thresholds=thresholds,
+                                  **optimizer)
         self.lr = lr
+        self.dp_weights = dp_weights
         self.L = len(self.mlp.W)
         #: W and b of every layer after u updates, u = 0 .. samples done
         self.Wh = [[W.copy()] for W in self.mlp.W]
@@ -78,21 +93,42 @@ class CpgdReference:
         self.deltas: list[list[np.ndarray]] = []     # per sample: each layer's delta
         self.losses: list[float] = []
 
-    def step(self, x, y, forward_weights) -> float:
+    def step(self, x, y, forward_weights, unread_weights=None) -> float:
         """One sample: ``forward_weights(self, l, a_in)`` -> (W, b) the forward pass of
         layer l reads (``a_in``: the layer's input); then delta and chain passes in place.
-        Returns the sample's loss."""
+        With dp_weights="forward" the delta pass reads the forward pass's W, except that
+        ``unread_weights(self, l, a_in, W)``, if given, says what it reads in the rows of
+        zero inputs. Returns the sample's loss."""
         m = self.mlp
         acts = [np.asarray(x, dtype=_f32)]
         m.pre, m.z, m.kept = {}, {}, {}
+        read = []
         for l in range(self.L):
             Wc, bc = m.W[l], m.b[l]
             m.W[l], m.b[l] = forward_weights(self, l, acts[l])
+            read.append(m.W[l])
             try:
-                acts.append(m.layer_forward(l, acts[l]))
+                a = m.layer_forward(l, acts[l])
             finally:
                 m.W[l], m.b[l] = Wc, bc
-        deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
+            t = m.thresholds[l]
+            if t is not None:       # |a| <= t is not sent (EC411); the layer keeps a
+                m.kept[l] = a
+                a = np.where(np.abs(a) <= _f32(t), _f32(0), a).astype(_f32)
+            acts.append(a)
+        if self.dp_weights == "forward":
+            m.dp_weights = {l: read[l] if unread_weights is None
+                            else unread_weights(self, l, acts[l], read[l])
+                            for l in range(1, self.L)}
+        try:
+            if m.in_place:
+                deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
+            else:
+                deltas, loss = m.backward(acts, y, mode="acc", lr=self.lr)
+        finally:
+            m.dp_weights = {}
+        if not m.in_place:
+            m.end_batch(self.lr)
         for l in range(self.L):
             self.Wh[l].append(m.W[l].copy())
             self.bh[l].append(None if m.b[l] is None else m.b[l].copy())
@@ -132,6 +168,9 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     fresh count: the first ``fit`` epoch of a Trainer, without validation).
 
     ``blocks``: the plan's ``LayerBlock`` list (rows, cols, finalizer positions, points).
+    With ``ref.dp_weights == "forward"`` the log's ``flog`` (per activation closeout of a
+    PE with a delta pass: the column updates before it) gives the weights of the rows the
+    forward pass did not read.
     A worker's log has an entry per column update (b_delta: the sample's nonzero deltas of
     its columns, ascending, samples in order), a finalizer's one per sample (its own block
     pass, all its columns at once); the entry is the number of f_act tasks (rows of W
@@ -178,23 +217,55 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
                 bias[o0:o0 + no] = rf.bh[l][v][o0:o0 + no]
         return Wmix, bias
 
+    flog = log.get("flog", {})
+    if ref.dp_weights == "forward" and not flog:
+        raise ValueError("dp_weights='forward' needs the log's flog (a plan mapped with "
+                         "dp_weights='forward' and order_log)")
+
+    def unread_weights(rf, l, a_in, Wread):
+        """Rows of zero inputs: as stored at the sample's activation closeout."""
+        b = blocks[l]
+        s = rf.samples
+        Wdp = Wread.copy()
+        for p in b.points():
+            _, (i0, ni), (o0, no), _, _ = shape[p]
+            f = int(flog[p][s])
+            if f > len(events[p]):
+                raise AssertionError(f"PE {p}: sample {s}'s activation closeout came after "
+                                     f"{f} updates, the replay knows {len(events[p])}")
+            rows = [i for i in range(i0, i0 + ni) if a_in[i] == 0]
+            for j in range(o0, o0 + no):
+                m = 0
+                for u, cols, _ in events[p][:f]:
+                    if j in cols:
+                        m = u + 1
+                for i in rows:
+                    Wdp[j, i] = rf.Wh[l][m][j, i]
+        return Wdp
+
     losses = []
     for x, y in zip(X, Y):
         s = ref.samples
-        losses.append(ref.step(x, y, forward_weights))
+        losses.append(ref.step(x, y, forward_weights, unread_weights))
         # the sample's updates, now that its deltas are known
         for b in blocks:
             dl = ref.deltas[s][b.index]
             for p in b.points():
                 _, _, (o0, no), final, _ = shape[p]
                 lg = olog[p]
-                if final:
+                if not ref.mlp.in_place:    # the update task: all columns, every sample
+                    cols_list = [set(range(o0, o0 + no))]
+                elif final:
                     cols_list = [set(range(o0, o0 + no))]
                 else:
                     cols_list = [{j} for j in range(o0, o0 + no) if dl[j] != 0]
                 for cols in cols_list:
                     events[p].append((s, cols, int(lg[used[p]])))
                     used[p] += 1
+    for p, entries in flog.items():
+        if len(entries) != len(X):
+            raise AssertionError(f"PE {p}: the log has {len(entries)} activation closeouts, "
+                                 f"the replay ran {len(X)} samples")
     for p, n in used.items():
         if n != len(olog[p]):
             raise AssertionError(f"PE {p}: the log has {len(olog[p])} updates, the replay "

@@ -223,6 +223,9 @@ class DeviceOrderMLP:
         self.gcount = 0
         self.V = [np.zeros_like(W) for W in self.W]
         self.Vb = [None if b is None else np.zeros_like(b) for b in self.b]
+        #: layer -> the weights its delta pass reads instead of W (CPGD with the weights of
+        #: the sample's own forward pass [0634]: reference/cpgd.py); the update is to W
+        self.dp_weights: dict[int, np.ndarray] = {}
         self.adam = None
         if adam is not None:
             from .adam import DeviceOrderAdam
@@ -362,6 +365,7 @@ class DeviceOrderMLP:
         its inputs (before f'), or None for layer 0. ``skip_grad``: dL/dy of a residual
         block that starts at layer l, the first term of each row's sum."""
         W = self.W[l]
+        Wdp = self.dp_weights.get(l, W)
         R, C = self.shapes[l]
         n_out, n_in = W.shape
         neglr = _f32(-lr)
@@ -377,7 +381,7 @@ class DeviceOrderMLP:
                         continue
                     dj = np.full(ni, d[j], _f32)
                     if l > 0:
-                        dp = fma32(W[j, rows], dj, dp)               # DP [0409]
+                        dp = fma32(Wdp[j, rows], dj, dp)             # DP [0409]
                     if mode == "sgd":
                         s = np.full(ni, _f32(d[j] * neglr), _f32)
                         W[j, rows] = fma32(a, s, W[j, rows])          # CP, in place [0617]

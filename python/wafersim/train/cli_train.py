@@ -32,6 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algo", default="sgd", choices=("sgd", "minibatch", "cpgd"))
     p.add_argument("--window", type=int, default=None,
                    help="CPGD: samples in flight per PE (default: 2 x layers)")
+    p.add_argument("--dp-weights", default="current", choices=("current", "forward"),
+                   help="CPGD: the delta pass uses the current weights or those of the "
+                   "sample's own forward pass (a snapshot per sample in flight)")
     p.add_argument("--batch-size", type=int, default=8, help="mini-batch size (minibatch)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (0.1 for SGD, 0.3 "
                    "for mini-batches)")
@@ -94,7 +97,7 @@ def train_digits(args) -> dict:
                        weight_decay=args.weight_decay)
     cpgd = args.algo == "cpgd"
     plan = map_model(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt,
-                     **({"cpgd": True} if cpgd else {}))
+                     **({"cpgd": True, "dp_weights": args.dp_weights} if cpgd else {}))
     tr = Trainer(plan, algo=args.algo, **({"window": args.window} if cpgd else {}),
                     batch_size=args.batch_size if args.algo == "minibatch" else None,
                     numerics=args.numerics, seed=args.seed, progress=not args.no_progress)

@@ -30,7 +30,8 @@ def read_staleness(plan, clear: bool = True) -> dict[int, np.ndarray]:
 def clear_cpgd_words(plan) -> None:
     """Counters, histograms and logs back to zero (nothing may be in flight)."""
     w = plan.wafer
-    names = ["v_upd", "v_shist"] + (["v_nact", "v_ocnt", "v_bupd", "v_bcnt"] if plan.order_log else [])
+    names = ["v_upd", "v_shist"] + (["v_nact", "v_ocnt", "v_bupd", "v_bcnt", "v_fcnt"]
+                                    if plan.order_log else [])
     for p in plan.pes():
         if p not in plan.specs:
             continue
@@ -47,9 +48,10 @@ def read_order_log(plan) -> dict:
     "blog": {pe: entries}, "full": any log that filled}. ``olog`` of a PE: per column
     update (a worker's b_delta, or a finalizer's own block pass) in order, the number of
     f_act tasks (rows of W read) before it; ``blog`` of a finalizer with a bias: per
-    activation closeout, the bias updates before it."""
+    activation closeout, the bias updates before it; ``flog`` of a PE with weight
+    snapshots (dp_weights="forward"): per activation closeout, the olog entries before it."""
     w = plan.wafer
-    olog, blog, full = {}, {}, False
+    olog, blog, flog, full = {}, {}, {}, False
     for p, s in plan.specs.items():
         n = int(w.memcpy_d2h("v_ocnt", rect=p).ravel()[0])
         full |= n > plan.order_log
@@ -58,4 +60,8 @@ def read_order_log(plan) -> dict:
             n = int(w.memcpy_d2h("v_bcnt", rect=p).ravel()[0])
             full |= n > plan.order_log
             blog[p] = w.memcpy_d2h("blog", rect=p).ravel()[:min(n, plan.order_log)].astype(np.int64)
-    return {"olog": olog, "blog": blog, "full": full}
+        if s.snapshot:
+            n = int(w.memcpy_d2h("v_fcnt", rect=p).ravel()[0])
+            full |= n > plan.order_log
+            flog[p] = w.memcpy_d2h("flog", rect=p).ravel()[:min(n, plan.order_log)].astype(np.int64)
+    return {"olog": olog, "blog": blog, "flog": flog, "full": full}

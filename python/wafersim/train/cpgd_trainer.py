@@ -6,34 +6,35 @@ from __future__ import annotations
 import numbers
 
 from ..errors import ConfigError
+from ..mapping.cpgd_options import DP_WEIGHTS
 
 __all__ = ["check_cpgd_trainer", "DP_WEIGHTS"]
 
-#: Which weights the delta pass of a sample uses [0634]: the ones stored when its deltas
-#: arrive ("current", built), or those its own forward pass read ("forward": a snapshot
-#: per sample in flight, not built).
-DP_WEIGHTS = ("current", "forward")
-
 
 def check_cpgd_trainer(plan, algo: str, window, dp_weights) -> int | None:
-    """CPGD's window (samples in flight per PE) for ``algo="cpgd"``, else None."""
-    if not isinstance(dp_weights, str) or dp_weights not in DP_WEIGHTS:
+    """CPGD's window (samples in flight per PE) for ``algo="cpgd"``, else None.
+    ``dp_weights`` None: the plan's (its programs decide which weights the delta pass
+    reads: ws.map(..., dp_weights=))."""
+    if dp_weights is None:
+        dp_weights = plan.dp_weights
+    elif not isinstance(dp_weights, str) or dp_weights not in DP_WEIGHTS:
         raise ConfigError(f"dp_weights must be one of {', '.join(DP_WEIGHTS)}, got {dp_weights!r}")
     if algo != "cpgd":
         if window is not None:
             raise ConfigError(f"window= is CPGD's samples in flight: it needs algo='cpgd' "
                               f"(got algo={algo!r})")
-        if dp_weights != "current":
-            raise ConfigError("dp_weights='forward' is a CPGD option: it needs algo='cpgd'")
+        if dp_weights != plan.dp_weights:
+            raise ConfigError(f"dp_weights={dp_weights!r} is a CPGD option: it needs algo='cpgd'")
         return None
     if not plan.cpgd:
         raise ConfigError("algo='cpgd' needs a plan mapped for it: ws.map(model, cpgd=True) "
                           "(it compiles the staleness counters)")
-    if dp_weights == "forward":
+    if dp_weights != plan.dp_weights:
         raise ConfigError(
-            "dp_weights='forward' (the delta pass with the weights of the sample's own forward "
-            "pass [0634]) needs a snapshot of W per sample in flight and is not built; the "
-            "delta pass uses the weights stored when the deltas arrive (dp_weights='current')")
+            f"dp_weights={dp_weights!r}: the plan was mapped with dp_weights="
+            f"{plan.dp_weights!r}, and its programs decide which weights the delta pass reads "
+            "([0634]; 'forward' keeps a snapshot of W per sample in flight): map with "
+            f"ws.map(..., cpgd=True, dp_weights={dp_weights!r})")
     if window is None:
         return plan.slots
     if (isinstance(window, bool) or not isinstance(window, numbers.Integral)

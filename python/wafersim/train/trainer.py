@@ -73,6 +73,9 @@ class Trainer:
       ``window`` samples in flight per PE; a plan mapped with ``cpgd=True``).
     * ``window``: CPGD's samples in flight per PE, 1..plan.slots (default: the plan's
       slots, 2 x layers unless ``ws.map(slots=)`` says otherwise); 1 is SGD exactly.
+    * ``dp_weights``: which weights a sample's delta pass uses under CPGD [0634]: None
+      (the plan's: ``ws.map(..., dp_weights=)``), "current" or "forward" (the weights of
+      the sample's own forward pass; needs a plan mapped with dp_weights="forward").
     * ``lr``: the learning rate; None takes the plan's optimizer's.
     * ``numerics``: "fp32" (an fp32 plan), "fp16" or "fp16-sr" (an fp16 plan; stochastic
       rounding of every result [0661]-[0672]).
@@ -89,7 +92,7 @@ class Trainer:
     def __init__(self, plan: Plan, algo: str = "sgd", lr: float | None = None,
                  batch_size: int | None = None, loss=None, numerics: str | None = None,
                  seed: int = 0, progress: bool = True, timeline: bool = False,
-                 window: int | None = None, dp_weights: str = "current"):
+                 window: int | None = None, dp_weights: str | None = None):
         if not isinstance(plan, Plan):
             raise ConfigError(f"Trainer takes the Plan that ws.map returned, got {type(plan).__name__}")
         if not isinstance(algo, str) or algo not in ALGOS:
@@ -106,6 +109,7 @@ class Trainer:
         if not all(plan.keeps) and algo == "cpgd":
             raise ConfigError(no_cpgd(plan), category="unsupported")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
+        self.dp_weights = plan.dp_weights if dp_weights is None else dp_weights
         if loss is not None and not _same_loss(loss, plan.loss):
             raise ConfigError(f"loss={loss!r}: the loss is compiled into the plan ({plan.loss!r}); "
                               "pass it to ws.map(model, loss=...) instead")
@@ -172,6 +176,8 @@ class Trainer:
         p.write_word(W.V_MODE, 1 if train else 0)
         p.write_word(W.V_CPM, 1 if accumulate else 0)
         p.write_word(W.V_K, k)
+        if p.cpgd:      # CPGD: the end of a sample's update does not hold the next one
+            p.write_word("v_pipe", 1 if train and self.algo == "cpgd" else 0)
         if train:
             p.write_word(W.V_N1, batch)
             for name, value, _ in self._update_words(batch, last):
@@ -258,8 +264,10 @@ class Trainer:
         if self.algo == "minibatch":
             B = self.batch_size
             return True, min(B, self.plan.slots), B, n % B or B, True
-        if self.algo == "cpgd":      # in place, window samples in flight [0625]
-            return False, self.window, 1, 1, False
+        if self.algo == "cpgd":      # window samples in flight [0625]: in place, or (an
+            # optimizer with state) an update task at the end of every sample, per PE
+            stateful = not self._opt.in_place
+            return stateful, self.window, 1, 1, stateful
         if self._opt.in_place:
             return False, 1, 1, 1, False
         return True, 1, 1, 1, True

@@ -8,6 +8,8 @@ complete."""
 from __future__ import annotations
 
 from ..registers import FSLOT
+from .cpgd import pipelined
+from .cpgd_snapshot import bp_slot, fp_slot
 from .idioms import bump
 from .recompute import discard_inputs, trigger_admit, trigger_done
 from .spec import PeSpec
@@ -26,7 +28,7 @@ def fp_count(s: PeSpec) -> list[str]:
          "        bt fpc0                        ; inference: nothing in flight"]
     L += bump("v_infl", 1)
     L += ["        ld16 r0, v_flag",
-          "        st16 r0, v_bfull"]
+          "        st16 r0, v_bfull"] + pipelined(s)
     if s.final:
         L += ["        ld16 r4, v_fpsl",
               "        add16 r4, r4, r4",
@@ -66,6 +68,7 @@ def fp_end(s: PeSpec) -> list[str]:
             L += [f"        li r0, {E}",
                   "        mul16 r4, r4, r0",
                   f"        mov16 {FSLOT}, r4                  ; next forward slot's offset"]
+        L += fp_slot(s)
     L += ["        jmp admit",
           # admit: unblock the activations when the next sample may start here
           "admit:"] + trigger_admit(s) + [
@@ -108,7 +111,7 @@ def bp_end(s: PeSpec) -> list[str]:
               "        li r0, bpt",
               "        add16 r4, r4, r0",
               "        jr r4",
-              "bpd:"]
+              "bpd:"] + bp_slot(s)
     if s.final:
         L += ["        movi r5, 0",
               "        st16 r5, v_dpbusy",

@@ -21,20 +21,32 @@ CE instructions on PE memory:
   current ``v_nact`` into ``olog``. A finalizer also writes, at each activation closeout
   (the task that adds the bias to its sums), how many bias updates it has done
   (``v_bupd``) into ``blog``. Each log keeps its first N entries.
+
+With an optimizer that does not update in place (momentum, weight decay, Nesterov, Adam)
+the chain pass accumulates G and every sample ends with the update task (``ap``, a
+mini-batch of one: the optimizer's rule on every weight and bias of the PE, as under
+SGD), run at this PE's end of the sample's backward pass without waiting for any other
+PE. The runtime word ``v_pipe`` (1 under ``algo="cpgd"``) keeps that end of a "mini-batch"
+from holding the next sample's activations (``v_bfull``), so samples stay in flight. The
+order log then has one entry per update task (all of the PE's columns), and ``v_bupd``
+counts update tasks.
 """
 
 from __future__ import annotations
 
 from .. import runtime_words as W
+from . import cpgd_snapshot
 from .idioms import bump
 from .spec import PeSpec
 
 __all__ = ["words", "descriptors", "buffers", "bodies", "act_counted", "forward_closed", "delta_logged",
-           "own_logged", "update_done", "bias_done", "V_UPD", "V_FVER", "V_SHIST", "OLOG",
-           "BLOG", "V_NACT", "V_OCNT", "V_BUPD", "V_BCNT"]
+           "own_logged", "update_done", "bias_done", "pipelined", "applied", "V_UPD", "V_FVER",
+           "V_SHIST", "OLOG", "BLOG", "V_NACT", "V_OCNT", "V_BUPD", "V_BCNT", "V_PIPE"]
 
 V_UPD = W.add(W.Word("v_upd", "u16", "all", "program", "f_close, b_close (CPGD)",
                      "weight updates completed at this PE (CPGD)"))
+V_PIPE = W.add(W.Word("v_pipe", "u16", "all", "Trainer (algo='cpgd')", "fp_count (CPGD)",
+                      "1: the end of a sample's update batch does not hold the next sample"))
 V_NACT = W.add(W.Word("v_nact", "u16", "all", "program", "b_delta, own (CPGD order log)",
                       "f_act tasks run (CPGD order log)"))
 V_OCNT = W.add(W.Word("v_ocnt", "u16", "all", "program", "b_delta, own (CPGD order log)",
@@ -57,12 +69,12 @@ def words(s: PeSpec) -> list[str]:
     """The u16 counters (they must sit in the first 512 bytes, where ld16 / st16 reach)."""
     if not s.cpgd:
         return []
-    L = [W.declare(V_UPD)]
+    L = [W.declare(V_UPD), W.declare(V_PIPE)]
     if s.order_log:
         L += [W.declare(V_NACT), W.declare(V_OCNT)]
         if s.final and s.bias:
             L += [W.declare(V_BUPD), W.declare(V_BCNT)]
-    return L
+    return L + cpgd_snapshot.words(s)
 
 
 def descriptors(s: PeSpec) -> list[str]:
@@ -76,7 +88,7 @@ def descriptors(s: PeSpec) -> list[str]:
         L.append("d_ologw:  .dsd mem1d, base=olog, length=1, stride=2, wli=1")
         if s.final and s.bias:
             L.append("d_blogw:  .dsd mem1d, base=blog, length=1, stride=2, wli=1")
-    return L
+    return L + cpgd_snapshot.descriptors(s)
 
 
 def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
@@ -84,14 +96,15 @@ def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
     if not s.cpgd:
         return [], []
     L = [W.declare(V_FVER, count=s.slots), W.declare(V_SHIST, count=s.slots)]
-    names = ["v_upd", "v_fver", "v_shist"]
+    names = ["v_upd", "v_pipe", "v_fver", "v_shist"]
     if s.order_log:
         L.append(W.declare(OLOG, count=s.order_log))
         names += ["v_nact", "v_ocnt", "olog"]
         if s.final and s.bias:
             L.append(W.declare(BLOG, count=s.order_log))
             names += ["v_bupd", "v_bcnt", "blog"]
-    return L + [".align 4"], names
+    snap, snap_names = cpgd_snapshot.buffers(s)
+    return L + snap + [".align 4"], names + snap_names
 
 
 def _log(counter: str, value: str, dsd: str, limit: int, skip: str) -> list[str]:
@@ -132,12 +145,18 @@ def _forward_closed_body(s: PeSpec) -> list[str]:
          "        mov16 D[11], r0                ; updates done when this forward pass closed [0648]"]
     if s.order_log and s.final and s.bias:
         L += _log("v_bcnt", "v_bupd", "d_blogw", s.order_log, "cpbl0")
+    L += cpgd_snapshot.closeout_body(s, _log)   # dp_weights="forward": unread rows
     return L + ["        jmp cpfcr"]
+
+
+def _at_apply(s: PeSpec) -> bool:
+    """W changes in the update task, not in the chain pass (an optimizer with state)."""
+    return not s.optimizer.in_place
 
 
 def delta_logged(s: PeSpec) -> list[str]:
     """At the start of b_delta (r4 = j, kept in r5): log the f_act count (order log)."""
-    return ["        jmp cpdl", "cpdlr:"] if s.cpgd and s.order_log else []
+    return ["        jmp cpdl", "cpdlr:"] if s.cpgd and s.order_log and not _at_apply(s) else []
 
 
 def _delta_logged_body(s: PeSpec) -> list[str]:
@@ -149,20 +168,51 @@ def _delta_logged_body(s: PeSpec) -> list[str]:
 def own_logged(s: PeSpec, variant: str) -> list[str]:
     """After a finalizer's own block pass (one task: all of its columns updated): log the
     f_act count (order log)."""
-    if not (s.cpgd and s.order_log):
+    if not (s.cpgd and s.order_log) or _at_apply(s):
         return []
     return _log("v_ocnt", "v_nact", "d_ologw", s.order_log, f"cpol{variant}")
 
 
+def applied(s: PeSpec) -> list[str]:
+    """In the update task, after the optimizer's rule (an optimizer with state: every
+    weight and bias of the PE updated): one more update done (v_upd, counted here rather
+    than at the delta closeout, so that a forward pass between the two sees it as not
+    done); the f_act count and one more bias update (order log). Keeps r1."""
+    if not (s.cpgd and _at_apply(s)):
+        return []
+    L = bump("v_upd", 1)
+    if s.order_log:
+        L += _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpap0")
+        L += bump("v_bupd", 1) if s.final and s.bias else []
+    return L
+
+
+def pipelined(s: PeSpec) -> list[str]:
+    """In fp_count, after v_bfull = v_flag (r0 = v_flag, kept): under algo='cpgd'
+    (v_pipe = 1) the end of a sample's update batch holds nothing."""
+    if not s.cpgd:
+        return []
+    return ["        ld16 r5, v_pipe",
+            "        eq16 r5, #0",
+            "        bt cpnp",
+            "        movi r5, 0",
+            "        st16 r5, v_bfull               ; CPGD: samples stay in flight [0625]",
+            "cpnp:"]
+
+
 def update_done(s: PeSpec) -> list[str]:
     """In the delta closeout (every column of the sample is updated here): staleness =
-    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1.
+    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1 (with
+    an optimizer with state, in the update task instead: ``applied``).
     Keeps r5 (the closeout's flag is stored before)."""
     return ["        jmp cpud", "cpudr:"] if s.cpgd else []
 
 
 def _update_done_body(s: PeSpec) -> list[str]:
     H = s.slots - 1
+    count = [] if _at_apply(s) else ["        ld16 r0, v_upd",     # (else in the update task)
+                                     "        addi r0, 1",
+                                     "        st16 r0, v_upd"]
     return [";@pass control",
             "cpud:   ld16 r4, v_bpsl",
             "        add16 r4, r4, r4",
@@ -181,16 +231,12 @@ def _update_done_body(s: PeSpec) -> list[str]:
             "        mov16 r0, [r6]",
             "        addi r0, 1",
             "        lddwds  D[11], d_shistw",
-            "        mov16 D[11], r0",
-            "        ld16 r0, v_upd",
-            "        addi r0, 1",
-            "        st16 r0, v_upd",
-            "        jmp cpudr"]
+            "        mov16 D[11], r0"] + count + ["        jmp cpudr"]
 
 
 def bias_done(s: PeSpec) -> list[str]:
     """After a finalizer's bias update: one more (order log)."""
-    if not (s.cpgd and s.order_log and s.final and s.bias):
+    if not (s.cpgd and s.order_log and s.final and s.bias) or _at_apply(s):
         return []
     return bump("v_bupd", 1)
 
@@ -201,6 +247,6 @@ def bodies(s: PeSpec) -> list[str]:
     if not s.cpgd:
         return []
     L = _forward_closed_body(s) + _update_done_body(s)
-    if s.order_log:
+    if s.order_log and not _at_apply(s):
         L += [";@pass control"] + _delta_logged_body(s)
-    return L
+    return L + cpgd_snapshot.bodies(s)

@@ -137,7 +137,7 @@ def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
         exports_last = names
     else:
         exports_last = []
-    L += [W.declare(W.W, value_type=TY, count=nin * (s.ncols + s.in_slots)),
+    L += [W.declare(W.W, value_type=TY, count=nin * s.row_bytes // s.esize),
           W.declare(W.G, value_type=TY, count=nin * s.ncols),
           W.declare(W.FPSUM, value_type=TY, count=nout)]
     if s.has_dp:
@@ -190,8 +190,9 @@ def _slots_high(lines: list[str]) -> list[str]:
     they push the u16 runtime words out of ld16 / st16 reach. Only then, so that the
     layout (and the cycles, through memory banks) of every program that fits stays as it
     was."""
-    slot = [ln for ln in lines if ln.startswith("d_actc")]
-    rest = [ln for ln in lines if not ln.startswith("d_actc")]
+    per_slot = ("d_actc", "d_snapw", "d_snapc")     # (d_snap*: cpgd_snapshot.py)
+    slot = [ln for ln in lines if ln.startswith(per_slot)]
+    rest = [ln for ln in lines if not ln.startswith(per_slot)]
     return rest[:2] + [".descriptors high"] + slot + [".descriptors low"] + rest[2:]
 
 

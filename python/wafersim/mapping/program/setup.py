@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import task_ids as T
 from ..registers import CPV, ESIZE, FSLOT, I0, NEGLR, O0, ROWB
+from .cpgd_snapshot import dp_column0
 from .spec import PeSpec
 
 __all__ = ["task_table", "main_task", "config_and_setup"]
@@ -57,7 +58,7 @@ def main_task(s: PeSpec) -> list[str]:
          "        lddwds  D[0], d_actst",
          "        ldxds   X[3], x_col",
          "        ldxds   X[4], x_gcol",
-         "        lds1wds S1[1], d_wcol",
+         f"        lds1wds S1[1], {dp_column0(s)}",
          "        lds0wds S0[2], d_wcol",
          "        lds1wds S1[2], d_actc0",
          "        lds0wds S0[3], d_gcol"]

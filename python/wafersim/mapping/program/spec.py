@@ -61,6 +61,8 @@ class PeSpec:
                                 # word c_athr (EC411); False: exact zeros are skipped
     cpgd: bool = False          # CPGD bookkeeping: staleness counters (program/cpgd.py)
     order_log: int = 0          # CPGD: entries of the order log (0: none; tests)
+    dp_snapshot: bool = False   # CPGD, dp_weights="forward": the delta pass reads a snapshot
+                                # of W per slot (program/cpgd_snapshot.py)
     keep: tuple[int, ...] | None = None  # weight sparsity: the outputs of O_c (local indices,
                                          # ascending) whose weights this PE stores; None:
                                          # all (dense). Pruned outputs cost no memory and no
@@ -159,8 +161,17 @@ class PeSpec:
         return [tuple(r) for r in out]
 
     @property
+    def snapshot(self) -> bool:
+        """This PE keeps the delta pass's weight snapshots (a layer with a delta pass)."""
+        return self.dp_snapshot and self.has_dp
+
+    @property
     def row_bytes(self) -> int:
-        return (self.ncols + self.in_slots) * self.esize
+        """A stored row: W's columns, the activation slots (one when the layer discards
+        under a reverse checkpoint), then (snapshot) a copy of the W row per slot; the
+        snapshot is never combined with a discarding layer (cpgd_options.py)."""
+        snap = self.slots * self.ncols if self.snapshot else 0
+        return (self.ncols + self.in_slots + snap) * self.esize
 
     @property
     def FX(self) -> str:

@@ -5,6 +5,7 @@ count of accumulated samples."""
 
 from __future__ import annotations
 
+from .cpgd import applied
 from .spec import PeSpec
 
 __all__ = ["update_task"]
@@ -21,6 +22,7 @@ def update_task(s: PeSpec) -> list[str]:
              "        li r6, c_s2",
              f"ap1:    {s.MV} r2, [r6]"]
             + s.optimizer.update(s)
+            + applied(s)
             + ["        movi r5, 0",
                "        st16 r5, v_gcnt",
                "        jr r1",

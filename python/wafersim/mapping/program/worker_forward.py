@@ -6,7 +6,7 @@ activation color and starts the partial-sum chain toward the column's finalizer.
 from __future__ import annotations
 
 from ..registers import FSLOT, I0, ROWB
-from . import cpgd
+from . import cpgd, cpgd_snapshot
 from .idioms import chain_hop
 from .sparse_weights import forward_runs, row_offset
 from .spec import PeSpec
@@ -23,6 +23,7 @@ def activation_task(s: PeSpec) -> list[str]:
              f"f_act:  sub16 r4, r4, {I0}               ; a_i in r2, i in r4 [0346]: local input",
              f"        mul16 r4, r4, {ROWB}               ; its row of W",
              f"        fmac{s.FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i [0402], [0408]"]
+        L += cpgd_snapshot.row_read(s)
     if s.in_slots > 1:
         L.append(f"        add16 r4, r4, {FSLOT}              ; the sample's activation slot")
     L += cpgd.act_counted(s)

@@ -125,7 +125,7 @@ def _words(s: PeSpec) -> list[str]:
 
 def _numbers(s: PeSpec) -> tuple[list[str], list[str]]:
     """(declarations, exported names) of the numbers and buffers."""
-    TY, nin, nout, K = s.dtype, s.nin, s.nout, s.slots
+    TY, nin, nout = s.dtype, s.nin, s.nout
     L = [".align 4"] + [W.declare(w, value_type=TY) for w in (W.C_NEGLR, W.C_S1, W.C_S2)]
     if s.athr:
         L.append(W.declare(W.C_ATHR, value_type=TY))

@@ -28,19 +28,21 @@ import wafersim as ws
 from wafersim.train.datasets import digits
 
 
-def build(sizes, cpgd: bool, slots: int, checkpoint=None):
+def build(sizes, cpgd: bool, slots: int, checkpoint=None, dp_weights="current"):
     ws.nn.manual_seed(0)
     layers = []
     for a, b in zip(sizes[:-1], sizes[1:]):
         layers += [ws.nn.Linear(a, b), ws.nn.ReLU()]
+    extra = {"dp_weights": dp_weights} if cpgd else {}
     return ws.map(ws.nn.Sequential(*layers[:-1]), cpgd=cpgd, slots=slots,
-                  checkpoint=checkpoint)
+                  checkpoint=checkpoint, **extra)
 
 
-def run(sizes, algo: str, epochs: int, data, seed: int = 0, checkpoint=None):
+def run(sizes, algo: str, epochs: int, data, seed: int = 0, checkpoint=None,
+        dp_weights="current"):
     Xtr, ytr, Xte, yte = data
     L = len(sizes) - 1
-    plan = build(sizes, algo == "cpgd", 2 * L, checkpoint)
+    plan = build(sizes, algo == "cpgd", 2 * L, checkpoint, dp_weights)
     kw = {"batch_size": 8, "lr": 0.3} if algo == "minibatch" else {"lr": 0.1}
     tr = ws.Trainer(plan, algo=algo, seed=seed, progress=False, **kw)
     t0 = time.perf_counter()
@@ -90,6 +92,9 @@ def main(argv=None) -> int:
     ap.add_argument("--checkpoint", type=int, default=None,
                     help="also run each algorithm with reverse checkpoint: every K-th layer "
                          "keeps its activations, the others recompute them")
+    ap.add_argument("--dp-weights", default="current", choices=("current", "forward"),
+                    help="CPGD's delta pass: the weights stored now, or those the sample's "
+                         "own forward pass read [0634]")
     ap.add_argument("--samples", type=int, default=None,
                     help="train on the first N training samples only (quick runs)")
     args = ap.parse_args(argv)
@@ -108,7 +113,8 @@ def main(argv=None) -> int:
             for policy in policies:
                 label = algo + (f" rcp={policy}" if policy else "")
                 try:
-                    r = run(sizes, algo, args.epochs, data, checkpoint=policy)
+                    r = run(sizes, algo, args.epochs, data, checkpoint=policy,
+                            dp_weights=args.dp_weights)
                 except ws.WaferError as e:       # a combination the wafer refuses
                     print(f"  {label:16s} refused: {e}")
                     continue

@@ -88,7 +88,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       discarding layers (one activation slot each) take the recomputed activations
       (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD,
       mini-batches or CPGD (``cpgd=True``: the recompute uses the current weights
-      [0615]); weight_sparsity and activation_threshold are refused with it.
+      [0615]); weight_sparsity, activation_threshold and order_log are refused with it.
       ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its

@@ -118,7 +118,10 @@ def _discarding_points(plan):
     return [p for b in plan.layers if not plan.keeps[b.index] for p in b.points()]
 
 
-@pytest.mark.parametrize("policy, window", [(2, 3), ([0, 3], 2)])
+@pytest.mark.parametrize("policy, window", [
+    (2, 3),
+    pytest.param([0, 3], 2, marks=pytest.mark.slow),   # (about 20 s: one cycle at a time)
+])
 def test_cpgd_lr_0_recomputed_activations_equal_the_stored_ones_0615_0653(policy, window):
     """Issue 23: "Under CPGD with learning rate 0: recomputed activations equal the stored
     ones". With lr 0 the weights never change, so the recompute with the current weights

@@ -287,20 +287,7 @@ def test_prediction_after_rcp_training_is_the_forward_pass():
 
 
 # ---- what is refused --------------------------------------------------------------------------
-def test_trainer_refuses_cpgd_with_rcp():
-    """Under CPGD the weights change between a sample's forward and backward passes; the
-    wafer's recompute pass is built for SGD and mini-batches (the plan cannot be mapped
-    with cpgd=True and a discarding policy either)."""
-    sizes, act, blocks, _ = NETS["mse4"]
-    plan = ws.map(mlp(sizes, 4, act), blocks=blocks, checkpoint=2)
-    with pytest.raises(ws.ConfigError) as e:
-        ws.Trainer(plan, algo="cpgd", progress=False)
-    assert e.value.category == "unsupported"
-    assert "[1, 3]" in str(e.value) and "minibatch" in str(e.value)
-
-
 @pytest.mark.parametrize("kw, words", [
-    ({"cpgd": True}, "cpgd=True"),
     ({"weight_sparsity": 0.25}, "weight_sparsity"),
     ({"activation_threshold": 0.0}, "activation_threshold"),
 ])

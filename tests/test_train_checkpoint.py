@@ -67,18 +67,6 @@ def test_map_refuses_a_bad_policy_before_loading_anything():
     assert not any(w.pe(r, c).loaded for r in range(4) for c in range(8))
 
 
-def test_map_refuses_a_discarding_policy_with_cpgd_before_loading_anything():
-    """A valid policy under which a layer discards maps for SGD (tests/test_rcp_wafer.py);
-    with CPGD it is refused with category "unsupported", naming the layers, before any
-    program is loaded."""
-    w = ws.Wafer(4, 8, mode="colors", colors=24)
-    with pytest.raises(ws.ConfigError) as e:
-        ws.map(_model(), w, checkpoint=2, cpgd=True)
-    assert e.value.category == "unsupported"
-    assert "[1]" in str(e.value) and "recompute" in str(e.value)
-    assert not any(w.pe(r, c).loaded for r in range(4) for c in range(8))
-
-
 def test_policy_that_does_not_fit_pe_memory_names_layer_and_limit():
     model = ws.nn.Sequential(ws.nn.Linear(64, 64), ws.nn.ReLU(), ws.nn.Linear(64, 10))
     with pytest.raises(ws.ConfigError) as e:

@@ -28,7 +28,7 @@ import numbers
 from ..errors import ConfigError
 
 __all__ = ["check_checkpoint", "recompute_segments", "activation_memory",
-           "checkpoint_memory", "check_checkpoint_fits", "no_cpgd"]
+           "checkpoint_memory", "check_checkpoint_fits"]
 
 
 def _layer_index(value, n_layers: int, where: str) -> int:
@@ -147,13 +147,3 @@ def check_checkpoint_fits(blocks, slots: int, esize: int, keeps, limit: int, nee
                         f"({r}, {c}) of its {b.rows} x {b.cols} block needs {need} data "
                         f"bytes, a PE has {limit}; use more PEs (blocks=), fewer slots"
                         f"{fewer}")
-
-
-def no_cpgd(plan) -> str:
-    """The message of a Trainer's refusal of CPGD on a plan whose layers discard."""
-    gone = [l for l, k in enumerate(plan.keeps) if not k]
-    return (f"algo='cpgd': this plan was mapped with a reverse checkpoint (layer(s) {gone} "
-            f"discard their forward activations), and the wafer's recompute pass is built "
-            f"for SGD and mini-batches, whose weights do not change between a sample's "
-            f"forward and backward passes; train it with algo='sgd' or 'minibatch' "
-            f"(docs/unsupported_functionality.md)")

@@ -90,8 +90,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       PE memory) before anything is loaded. Under a policy where some layer discards, the
       kept layer of each segment replays its forward pass in the backward pass and the
       discarding layers (one activation slot each) take the recomputed activations
-      (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD or
-      mini-batches; cpgd, weight_sparsity and activation_threshold are refused with it.
+      (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD,
+      mini-batches or CPGD (``cpgd=True``: the recompute uses the current weights
+      [0615]); weight_sparsity, activation_threshold and order_log are refused with it.
       ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its
@@ -225,8 +226,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     recompute = not all(keeps)
     if recompute:
         _check_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,
-                          _extra_bytes(dense, esize, int(slots), loss, optimizer),
-                          cpgd=cpgd, pruning=pruning, thresholds=thresholds)
+                          _with_cpgd(_extra_bytes(dense, esize, int(slots), loss, optimizer),
+                                     cpgd, int(slots), order_log),
+                          pruning=pruning, thresholds=thresholds, order_log=order_log)
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))
     residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
@@ -251,7 +253,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
 
 
 def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,
-                      cpgd: bool, pruning, thresholds) -> None:
+                      pruning, thresholds, order_log: int) -> None:
     """A policy under which some layer discards: PE memory under it (a clear error naming
     the layer and the limit), and the combinations the wafer's recompute pass does not
     cover refused with a ConfigError naming them (docs/unsupported_functionality.md)."""
@@ -262,12 +264,17 @@ def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, 
 
     check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
     gone = [l for l, k in enumerate(keeps) if not k]
-    for what, bad in (("cpgd=True (continuous propagation: several samples in flight)", cpgd),
-                      ("weight_sparsity", any(p is not None for p in pruning)),
+    if order_log:
+        raise ConfigError(
+            f"checkpoint: layer(s) {gone} discard their forward activations; order_log="
+            f"{order_log} is not supported with it: the log does not record when a replay "
+            f"reads W, nor tell recomputed rows from forward ones, so a reference could not "
+            f"replay the run (docs/unsupported_functionality.md)", category="unsupported")
+    for what, bad in (("weight_sparsity", any(p is not None for p in pruning)),
                       ("activation_threshold", any(t is not None for t in thresholds))):
         if bad:
             raise ConfigError(
                 f"checkpoint: layer(s) {gone} discard their forward activations, and the "
-                f"wafer's recompute pass is built for SGD and mini-batches on dense layers "
-                f"without activation thresholds; {what} is not supported with it "
+                f"wafer's recompute pass is built for dense layers without activation "
+                f"thresholds; {what} is not supported with it "
                 f"(docs/unsupported_functionality.md)", category="unsupported")

@@ -88,5 +88,6 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
                   p_out=p_out, p_in=p_in, h_out=h_out, h_in=h_in,
                   cpgd=plan.cpgd, order_log=plan.order_log,
                   dp_snapshot=plan.dp_weights == "forward",
+                  stream_end=plan.cpgd and not all(plan.keeps),
                   keep=(None if plan.weight_keep[b.index] is None
                         else plan.weight_keep[b.index][(r, c)]), **extra)

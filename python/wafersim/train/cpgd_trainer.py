@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..errors import ConfigError
 from ..mapping.cpgd_options import DP_WEIGHTS
 
-__all__ = ["check_cpgd_trainer", "DP_WEIGHTS"]
+__all__ = ["check_cpgd_trainer", "cpgd_stream_end", "DP_WEIGHTS"]
 
 
 def check_cpgd_trainer(plan, algo: str, window, dp_weights) -> int | None:
@@ -44,3 +46,16 @@ def check_cpgd_trainer(plan, algo: str, window, dp_weights) -> int | None:
             f"activation slot on every PE, and the plan was mapped with slots={plan.slots} "
             f"(map with more slots, if they fit PE memory), got {window!r}")
     return int(window)
+
+
+def cpgd_stream_end(n: int) -> np.ndarray:
+    """The batch ends of a CPGD epoch of ``n`` samples on a plan with a reverse checkpoint:
+    only the last sample. A segment's recompute waits until no forward pass can come
+    before it at its PEs (every sample in flight forwarded, or the stream's last one:
+    program/recompute.py, ``rc_try``); the mark tells the PEs the stream has ended, so
+    the epoch's last recomputes do not wait for samples that never come. In-place updates
+    ignore it otherwise (``v_cpm`` = 0), and each PE clears it when the epoch has ended
+    there (``stream_done``)."""
+    ends = np.zeros(n, bool)
+    ends[-1] = True
+    return ends

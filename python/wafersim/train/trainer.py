@@ -26,11 +26,10 @@ import numpy as np
 from ..errors import ConfigError
 from ..mapping import runtime_words as W
 from ..mapping import task_ids as T
-from ..mapping.checkpoint import no_cpgd
 from ..mapping.plan import DTYPES, Plan
 from ..nn.sequential import Sequential
 from .cpgd_stats import clear_cpgd_words, read_staleness
-from .cpgd_trainer import check_cpgd_trainer
+from .cpgd_trainer import check_cpgd_trainer, cpgd_stream_end
 from .checks import (MAX_BATCH, as_bool, as_inputs, as_targets, as_validation, positive_int,
                      positive_number)
 from .run_stats import TrainStats
@@ -106,8 +105,6 @@ class Trainer:
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
-        if not all(plan.keeps) and algo == "cpgd":
-            raise ConfigError(no_cpgd(plan), category="unsupported")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
         self.dp_weights = plan.dp_weights if dp_weights is None else dp_weights
         if loss is not None and not _same_loss(loss, plan.loss):
@@ -303,6 +300,8 @@ class Trainer:
                 ends = np.zeros(n, bool)
                 ends[B - 1::B] = True
                 ends[-1] = True
+            elif self.algo == "cpgd" and not all(self.plan.keeps):
+                ends = cpgd_stream_end(n)
             t0 = time.perf_counter()
             bar = bar_cls(total=n, desc=f"epoch {ep + 1}/{epochs}", unit="sample",
                           leave=True) if bar_cls else None

@@ -11,7 +11,7 @@ from ..registers import FSLOT
 from .cpgd import pipelined
 from .cpgd_snapshot import bp_slot, fp_slot
 from .idioms import bump
-from .recompute import discard_inputs, trigger_admit, trigger_done
+from .recompute import discard_inputs, stream_done, trigger_admit, trigger_done
 from .spec import PeSpec
 
 __all__ = ["fp_count", "fp_end", "bp_end"]
@@ -119,9 +119,14 @@ def bp_end(s: PeSpec) -> list[str]:
               "        jmp jadmit",
               "bpj:"]
     L += bump("v_infl", -1)
-    L += ["        ld16 r5, v_cpm",
-          "        eq16 r5, #0",
-          "        bt admit"]
+    if not s.stream_end:
+        L += ["        ld16 r5, v_cpm",
+              "        eq16 r5, #0",
+              "        bt admit"]
+    else:
+        L += ["        ld16 r5, v_cpm",
+              "        eq16 r5, #0",
+              "        bf bpm"] + stream_done(s) + ["        jmp admit", "bpm:"]
     L += bump("v_gcnt", 1)
     L += ["        ld16 r5, v_bflag",
           "        eq16 r5, #0",

@@ -52,7 +52,7 @@ from .spec import PeSpec
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
            "replay_finished", "discard_inputs", "discard_table", "recompute_mode",
            "send_trigger", "trigger_descriptors", "delta_gate", "recompute_done",
-           "trigger_admit", "trigger_done"]
+           "trigger_admit", "trigger_done", "stream_done"]
 
 #: Registers the loop keeps between iterations. r1 holds a return address only within a
 #: task, r15 nothing else (registers.py). Not r13: in fp32 it is the high half of a
@@ -226,6 +226,22 @@ def trigger_done(s: PeSpec) -> list[str]:
         return []
     return ["        movi r5, 0",
             "        st16 r5, v_rcb"]
+
+def stream_done(s: PeSpec) -> list[str]:
+    """In ``bp_end`` without a mini-batch update (``v_cpm`` = 0: CPGD), after ``v_infl``
+    is decremented: the host marks a CPGD epoch's last sample as ending a batch, so that
+    ``rc_try`` knows no forward pass will come before the last recomputes (``v_bfull``);
+    once every sample of the epoch has ended here, the mark is cleared, so that the
+    next epoch (or an evaluation) is admitted: at every PE of such a plan, in a segment
+    or not (``PeSpec.stream_end``). Falls through to ``admit``."""
+    if not s.stream_end:
+        return []
+    return ["        ld16 r5, v_infl",
+            "        eq16 r5, #0",
+            "        bf admit",
+            "        movi r5, 0",
+            "        st16 r5, v_bfull               ; the epoch has ended here (CPGD)"]
+
 
 def send_trigger(s: PeSpec) -> list[str]:
     """In ``j_first`` of F_0 of a segment's last layer, as it takes the sample's delta sums

@@ -76,6 +76,9 @@ class PeSpec:
     rc_source: bool = False     # F_0 of a segment's last layer: it sends the trigger
     one_out_slot: bool = False  # F whose outputs the next layer discards (reverse checkpoint):
                                 # one slot of outputs, not ``slots`` (recompute.py)
+    stream_end: bool = False    # CPGD with a reverse checkpoint: an epoch's last sample marks
+                                # the stream's end (v_bfull), which each PE clears when the
+                                # epoch has ended there (recompute.stream_done)
     one_slot: bool = False      # a discarding layer (reverse checkpoint): one slot of inputs
                                 # (and a finalizer's outputs); ``slots`` still counts the
                                 # samples in flight (slot indices, flags)

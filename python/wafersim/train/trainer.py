@@ -127,6 +127,14 @@ class Trainer:
         self._rng = np.random.default_rng(self.seed)
         self._t = DTYPES[plan.dtype]
         self._opt = plan.optimizer_lowering
+        if algo == "cpgd" and not all(plan.keeps) and not self._opt.in_place:
+            gone = [i for i, k in enumerate(plan.keeps) if not k]
+            raise ConfigError(
+                f"algo='cpgd' with {plan.optimizer!r}: under the plan's reverse checkpoint "
+                f"(layers {gone} discard) CPGD runs with plain SGD only; an optimizer with "
+                "state updates in a task per sample, whose batch mark would hide the epoch's "
+                "end from the recompute queue (docs/unsupported_functionality.md)",
+                category="unsupported")
         self._check_update_words()
         self._pending = None          # a forward() waiting for delta()
         self._grad_dirty = False      # delta() ran, chain() did not

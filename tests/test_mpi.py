@@ -70,6 +70,7 @@ def _deadlocks(n, folder):
 def test_a_deadlock_gives_every_rank_one_process_message(n, tmp_path):
     one = _deadlocks(1, tmp_path / "one")[0]["message"]
     assert one.startswith("deadlock: nothing moved for 200 cycles")
+    assert "with 12 wavelet(s) queued" in one  # six full queues of depth 2 (rows 0, 1, 2)
     assert [d["message"] for d in _deadlocks(n, tmp_path / "many")] == [one] * n
 
 

@@ -9,8 +9,8 @@ import numbers
 from ..errors import ConfigError
 from .placement import branch_blocks, residual_blocks
 
-__all__ = ["check_cpgd", "check_dp_weights", "MAX_ORDER_LOG", "cpgd_bytes", "recompute_log_bytes", "snapshot_bytes",
-           "DP_WEIGHTS"]
+__all__ = ["check_cpgd", "check_dp_weights", "MAX_ORDER_LOG", "cpgd_bytes",
+           "recompute_log_bytes", "snapshot_bytes", "DP_WEIGHTS"]
 
 #: Entries of the order log per PE (u16 each): a test's worth of updates.
 MAX_ORDER_LOG = 4096

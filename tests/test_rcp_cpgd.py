@@ -8,7 +8,9 @@ The independent references: window 1 is SGD, so the run equals SGD without RCP b
 bit; with learning rate 0 the weights never change, so every activation a discarding
 PE gets back from the recompute equals, bit for bit, the one it stored in the forward
 pass and the one the same PE stores in the run without RCP (read from PE memory, cycle
-by cycle, just before each slot is cleared)."""
+by cycle, just before each slot is cleared); with lr 0.1 the numpy CPGD reference
+replays the PEs' order log (forward reads, updates, and when each recompute started)
+and ends with the wafer's weights bit for bit."""
 
 from collections import Counter
 
@@ -16,6 +18,8 @@ import numpy as np
 import pytest
 
 import wafersim as ws
+from wafersim.reference.cpgd import CpgdReference, replay_order_log
+from wafersim.train.cpgd_stats import read_order_log
 
 from train_models import mlp
 
@@ -158,17 +162,59 @@ def test_cpgd_lr_0_recomputed_activations_equal_the_stored_ones_0615_0653(policy
     assert any(any(v % 2 for v in Counter(seen[p]).values()) for p in points)
 
 
-def test_map_refuses_the_order_log_with_a_discarding_policy_before_loading_anything():
-    """The order log does not record when a replay reads W (nor tell recomputed rows from
-    forward ones): a plan with both is refused, naming the layers, before any program is
-    loaded."""
-    w = ws.Wafer(3, 9, mode="colors", colors=24)
-    with pytest.raises(ws.ConfigError) as e:
-        ws.map(mlp(SIZES, 4, ws.nn.ReLU), w, blocks=BLOCKS, checkpoint=2, cpgd=True,
-               order_log=64)
-    assert e.value.category == "unsupported" and "order_log=64" in str(e.value)
-    assert "[1, 3]" in str(e.value)
-    assert not any(w.pe(r, c).loaded for r in range(3) for c in range(9))
+@pytest.mark.parametrize("policy, window, loss", [
+    (2, 2, "mse"),
+    ([0, 3], 3, "mse"),
+    (4, 4, "mse"),
+    (2, 3, "cross_entropy"),
+])
+def test_cpgd_with_rcp_replayed_order_equals_the_wafer_bit_for_bit_fp32_0615(policy, window,
+                                                                             loss):
+    """Issue 23: CPGD with a reverse checkpoint at lr 0.1, replayed by the numpy reference
+    from the PEs' order log: each forward pass reads, element by element, the weights
+    its PE held then (``olog``, forward reads only: a discarding layer's recompute reads
+    are not counted), and each recompute the weights its PE held when it started
+    (``rlog``: [0615], the most recent weights). Weights, biases and the epoch loss are
+    the wafer's bit for bit; the same run without RCP ends elsewhere (the recompute read
+    weights other samples had updated since the forward pass: [0654], [0655]). The log
+    also shows what the recompute queue implies: every PE recomputed sample s after
+    exactly its updates of samples 0 .. s-1 (a finalizer: s updates), so the reference
+    that recomputes with the weights current at the sample's backward pass (no log) ends
+    the same."""
+    X, Y = _data(16)
+    kw = {}
+    if loss == "cross_entropy":
+        kw = {"loss": ws.nn.CrossEntropyLoss()}
+        Y = np.eye(SIZES[-1], dtype=np.float32)[np.argmax(Y, axis=1)]
+    model = mlp(SIZES, 4, ws.nn.ReLU)
+    params = [(d.linear.weight.copy(), d.linear.bias.copy()) for d in model.dense_layers()]
+    names = [d.activation for d in model.dense_layers()]
+    runs = {}
+    for name, pol in (("rcp", policy), ("plain", None)):
+        plan = ws.map(model.copy(), blocks=BLOCKS, checkpoint=pol, cpgd=True, order_log=300,
+                      **kw)
+        tr = ws.Trainer(plan, algo="cpgd", window=window, lr=0.1, progress=False)
+        hist = tr.fit(X, Y, epochs=1, shuffle=False)
+        runs[name] = (plan, tr, hist, read_order_log(plan))
+    plan, tr, hist, log = runs["rcp"]
+    assert not log["full"] and log["rlog"]
+    assert tr.stats().staleness()[0]["max"] >= 1
+    ref = CpgdReference(params, names, BLOCKS, 0.1, loss=loss, keeps=plan.keeps)
+    losses = replay_order_log(ref, X, Y, plan.layers, log)
+    assert _same(_weights(plan), ref.params())
+    assert hist.loss[0] == pytest.approx(float(losses.mean()), abs=0)
+    assert not _same(_weights(plan), _weights(runs["plain"][0]))
+    for p, entries in log["rlog"].items():
+        if plan.specs[p].final:
+            assert list(entries) == list(range(len(X))), p
+    current = CpgdReference(params, names, BLOCKS, 0.1, loss=loss, keeps=plan.keeps)
+    step = current.step
+    current.step = lambda x, y, fw, uw, rw: step(x, y, fw, uw, None)    # current weights
+    replay_order_log(current, X, Y, plan.layers, log)
+    assert _same(_weights(plan), current.params())
+    plain = CpgdReference(params, names, BLOCKS, 0.1, loss=loss)
+    replay_order_log(plain, X, Y, runs["plain"][0].layers, runs["plain"][3])
+    assert _same(_weights(runs["plain"][0]), plain.params())
 
 
 @pytest.mark.parametrize("opt", [lambda: ws.optim.SGD(lr=0.05, momentum=0.9),

@@ -13,7 +13,8 @@ from . import task_ids as T
 from .activation_threshold import check_activation_threshold
 from .block_shapes import choose_blocks, pe_data_bytes
 from .checkpoint import check_checkpoint, check_checkpoint_fits
-from .cpgd_options import check_cpgd, check_dp_weights, cpgd_bytes, snapshot_bytes
+from .cpgd_options import (check_cpgd, check_dp_weights, cpgd_bytes, recompute_log_bytes,
+                           snapshot_bytes)
 from .colors import allocate_colors, mapping_roles
 from .lowering import activation_for, loss_for, optimizer_for
 from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
@@ -92,7 +93,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       discarding layers (one activation slot each) take the recomputed activations
       (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD,
       mini-batches or CPGD (``cpgd=True``: the recompute uses the current weights
-      [0615]); weight_sparsity, activation_threshold and order_log are refused with it.
+      [0615]; with ``order_log`` the PEs also log when each recompute read W);
+      weight_sparsity and activation_threshold are refused with it.
       ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its
@@ -259,17 +261,12 @@ def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, 
     cover refused with a ConfigError naming them (docs/unsupported_functionality.md)."""
     def need_of(b, r, c):
         nin, nout = b.in_groups[r][1], b.out_groups[c][1]
+        rlog = recompute_log_bytes(order_log)     # (a bound: at every PE, in a segment or not)
         return pe_data_bytes(nin, nout, esize, slots, r == c, b.index == 0, 0,
-                             extra(b.index, nin, nout, r == c))
+                             extra(b.index, nin, nout, r == c)) + rlog
 
     check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
     gone = [l for l, k in enumerate(keeps) if not k]
-    if order_log:
-        raise ConfigError(
-            f"checkpoint: layer(s) {gone} discard their forward activations; order_log="
-            f"{order_log} is not supported with it: the log does not record when a replay "
-            f"reads W, nor tell recomputed rows from forward ones, so a reference could not "
-            f"replay the run (docs/unsupported_functionality.md)", category="unsupported")
     for what, bad in (("weight_sparsity", any(p is not None for p in pruning)),
                       ("activation_threshold", any(t is not None for t in thresholds))):
         if bad:

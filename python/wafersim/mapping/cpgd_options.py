@@ -9,8 +9,8 @@ import numbers
 from ..errors import ConfigError
 from .placement import branch_blocks, residual_blocks
 
-__all__ = ["check_cpgd", "check_dp_weights", "MAX_ORDER_LOG", "cpgd_bytes", "snapshot_bytes",
-           "DP_WEIGHTS"]
+__all__ = ["check_cpgd", "check_dp_weights", "MAX_ORDER_LOG", "cpgd_bytes",
+           "recompute_log_bytes", "snapshot_bytes", "DP_WEIGHTS"]
 
 #: Entries of the order log per PE (u16 each): a test's worth of updates.
 MAX_ORDER_LOG = 4096
@@ -66,6 +66,12 @@ def snapshot_bytes(layer: int, nin: int, ncols: int, esize: int, slots: int,
     if dp_weights != "forward" or layer == 0:
         return 0
     return slots * (nin * ncols * esize + 2 * 6) + 6
+
+
+def recompute_log_bytes(order_log: int) -> int:
+    """Data bytes the order log adds to a PE of a reverse checkpoint's segment
+    (program/cpgd.py: ``v_rnact``, ``v_rcnt``, ``rlog``, its descriptor)."""
+    return 2 * (2 + order_log) + 4 if order_log else 0
 
 
 def cpgd_bytes(slots: int, order_log: int, final: bool, snapshot: bool = False) -> int:

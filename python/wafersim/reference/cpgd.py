@@ -29,6 +29,12 @@ the weights its own forward pass read instead of the current ones (the update is
 to the current weights). Per PE, as the wafer's snapshot defines it
 (mapping/program/cpgd_snapshot.py): a row the forward pass read, as it read it; a row it
 did not read (a zero input), as stored at the sample's activation closeout there.
+
+``keeps`` (a reverse checkpoint, FIG. 27D, [0615], [0653]-[0655]): per layer, whether it
+keeps its inputs; after a sample's forward pass, each segment's discarded activations are
+recomputed from its kept layer with the weights a callback gives (by default the current
+ones, [0615]: "the most recent weights"), and its backward pass uses them.
+:func:`replay_order_log` takes those weights from the log's ``rlog``.
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ class CpgdReference:
     weight (a mini-batch of one, as the wafer's update task does per PE)."""
 
     def __init__(self, params, activations, shapes, lr: float, loss: str = "mse",
-                 dp_weights: str = "current", thresholds=None, **optimizer):
+                 dp_weights: str = "current", thresholds=None, keeps=None, **optimizer):
         if dp_weights not in ("current", "forward"):
             raise ValueError(f"dp_weights must be 'current' or 'forward', got {dp_weights!r}")
         self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss, thresholds=thresholds,
@@ -86,6 +92,10 @@ class CpgdReference:
         self.lr = lr
         self.dp_weights = dp_weights
         self.L = len(self.mlp.W)
+        self.keeps = [True] * self.L if keeps is None else [bool(k) for k in keeps]
+        if len(self.keeps) != self.L or not self.keeps[0]:
+            raise ValueError(f"keeps needs one entry per layer ({self.L}), layer 0 kept; "
+                             f"got {keeps}")
         #: W and b of every layer after u updates, u = 0 .. samples done
         self.Wh = [[W.copy()] for W in self.mlp.W]
         self.bh = [[None if b is None else b.copy()] for b in self.mlp.b]
@@ -93,9 +103,39 @@ class CpgdReference:
         self.deltas: list[list[np.ndarray]] = []     # per sample: each layer's delta
         self.losses: list[float] = []
 
-    def step(self, x, y, forward_weights, unread_weights=None) -> float:
+    def segments(self) -> list[tuple[int, int]]:
+        """(kept layer k, m): layers k+1 .. m-1 discard; k recomputes k .. m-2."""
+        out, L = [], self.L
+        for k in range(L):
+            m = k + 1
+            while m < L and not self.keeps[m]:
+                m += 1
+            if self.keeps[k] and m > k + 1:
+                out.append((k, m))
+        return out
+
+    def _recompute(self, acts, recompute_weights) -> None:
+        """A reverse checkpoint: the discarded inputs of each segment's layers k+1 .. m-1,
+        recomputed from layer k's stored input with the weights ``recompute_weights``
+        gives (z kept for f' as the forward pass keeps it)."""
+        m = self.mlp
+        for k, end in self.segments():
+            a = acts[k]
+            for l in range(k, end - 1):
+                Wc, bc = m.W[l], m.b[l]
+                if recompute_weights is not None:
+                    m.W[l], m.b[l] = recompute_weights(self, l, a)
+                try:
+                    a = m.layer_forward(l, a)
+                finally:
+                    m.W[l], m.b[l] = Wc, bc
+                acts[l + 1] = a
+
+    def step(self, x, y, forward_weights, unread_weights=None, recompute_weights=None) -> float:
         """One sample: ``forward_weights(self, l, a_in)`` -> (W, b) the forward pass of
-        layer l reads (``a_in``: the layer's input); then delta and chain passes in place.
+        layer l reads (``a_in``: the layer's input); with a reverse checkpoint the
+        discarded activations recomputed with ``recompute_weights(self, l, a_in)`` -> (W,
+        b) (default: the current weights); then delta and chain passes in place.
         With dp_weights="forward" the delta pass reads the forward pass's W, except that
         ``unread_weights(self, l, a_in, W)``, if given, says what it reads in the rows of
         zero inputs. Returns the sample's loss."""
@@ -116,6 +156,9 @@ class CpgdReference:
                 m.kept[l] = a
                 a = np.where(np.abs(a) <= _f32(t), _f32(0), a).astype(_f32)
             acts.append(a)
+        self.inputs.append(acts[:-1])           # what the forward pass sent
+        acts = list(acts)
+        self._recompute(acts, recompute_weights)
         if self.dp_weights == "forward":
             m.dp_weights = {l: read[l] if unread_weights is None
                             else unread_weights(self, l, acts[l], read[l])
@@ -132,7 +175,6 @@ class CpgdReference:
         for l in range(self.L):
             self.Wh[l].append(m.W[l].copy())
             self.bh[l].append(None if m.b[l] is None else m.b[l].copy())
-        self.inputs.append(acts[:-1])
         self.deltas.append(deltas)
         self.losses.append(loss)
         return loss
@@ -175,7 +217,10 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     its columns, ascending, samples in order), a finalizer's one per sample (its own block
     pass, all its columns at once); the entry is the number of f_act tasks (rows of W
     read) before it. A finalizer's ``blog`` entry per sample is the number of bias
-    updates before its activation closeout, which adds the bias."""
+    updates before its activation closeout, which adds the bias. With a reverse
+    checkpoint (``ref.keeps``), every PE of a segment has an ``rlog`` entry per sample:
+    the column updates before its recompute started; the recompute reads, element by
+    element, the weights (and a finalizer the bias) after those updates."""
     olog, blog = log["olog"], log["blog"]
     if ref.samples:
         raise ValueError("replay_order_log needs a fresh reference (the log counts from 0)")
@@ -243,10 +288,42 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
                     Wdp[j, i] = rf.Wh[l][m][j, i]
         return Wdp
 
+    rlog = log.get("rlog", {})
+    if ref.segments() and not rlog:
+        raise ValueError("a reverse checkpoint needs the log's rlog (a plan mapped with "
+                         "checkpoint= and order_log)")
+
+    def recompute_weights(rf, l, a_in):
+        """The segment's recompute at layer l: what each PE held when it started."""
+        b = blocks[l]
+        s = rf.samples
+        Wr = rf.Wh[l][s].copy()
+        bias = rf.bh[l][s]
+        for p in b.points():
+            _, (i0, ni), (o0, no), final, _ = shape[p]
+            c = int(rlog[p][s])
+            if c > len(events[p]):
+                raise AssertionError(f"PE {p}: sample {s}'s recompute came after {c} "
+                                     f"updates, the replay knows {len(events[p])}")
+            for j in range(o0, o0 + no):
+                m = 0
+                for u, cols, _ in events[p][:c]:
+                    if j in cols:
+                        m = u + 1
+                for i in range(i0, i0 + ni):
+                    if a_in[i] != 0:
+                        Wr[j, i] = rf.Wh[l][m][j, i]
+            if final and bias is not None:
+                m = events[p][c - 1][0] + 1 if c else 0
+                bias = bias.copy()
+                bias[o0:o0 + no] = rf.bh[l][m][o0:o0 + no]
+        return Wr, bias
+
     losses = []
     for x, y in zip(X, Y):
         s = ref.samples
-        losses.append(ref.step(x, y, forward_weights, unread_weights))
+        losses.append(ref.step(x, y, forward_weights, unread_weights,
+                               recompute_weights if ref.segments() else None))
         # the sample's updates, now that its deltas are known
         for b in blocks:
             dl = ref.deltas[s][b.index]
@@ -262,10 +339,10 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
                 for cols in cols_list:
                     events[p].append((s, cols, int(lg[used[p]])))
                     used[p] += 1
-    for p, entries in flog.items():
+    for p, entries in list(flog.items()) + list(rlog.items()):
         if len(entries) != len(X):
-            raise AssertionError(f"PE {p}: the log has {len(entries)} activation closeouts, "
-                                 f"the replay ran {len(X)} samples")
+            raise AssertionError(f"PE {p}: the log has {len(entries)} activation closeouts "
+                                 f"or recomputes, the replay ran {len(X)} samples")
     for p, n in used.items():
         if n != len(olog[p]):
             raise AssertionError(f"PE {p}: the log has {len(olog[p])} updates, the replay "

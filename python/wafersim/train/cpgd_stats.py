@@ -49,9 +49,11 @@ def read_order_log(plan) -> dict:
     update (a worker's b_delta, or a finalizer's own block pass) in order, the number of
     f_act tasks (rows of W read) before it; ``blog`` of a finalizer with a bias: per
     activation closeout, the bias updates before it; ``flog`` of a PE with weight
-    snapshots (dp_weights="forward"): per activation closeout, the olog entries before it."""
+    snapshots (dp_weights="forward"): per activation closeout, the olog entries before it;
+    ``rlog`` of a PE of a reverse checkpoint's segment: per recompute that started there,
+    the olog entries before it."""
     w = plan.wafer
-    olog, blog, flog, full = {}, {}, {}, False
+    olog, blog, flog, rlog, full = {}, {}, {}, {}, False
     for p, s in plan.specs.items():
         n = int(w.memcpy_d2h("v_ocnt", rect=p).ravel()[0])
         full |= n > plan.order_log
@@ -64,4 +66,8 @@ def read_order_log(plan) -> dict:
             n = int(w.memcpy_d2h("v_fcnt", rect=p).ravel()[0])
             full |= n > plan.order_log
             flog[p] = w.memcpy_d2h("flog", rect=p).ravel()[:min(n, plan.order_log)].astype(np.int64)
-    return {"olog": olog, "blog": blog, "flog": flog, "full": full}
+        if s.rc is not None:
+            n = int(w.memcpy_d2h("v_rcnt", rect=p).ravel()[0])
+            full |= n > plan.order_log
+            rlog[p] = w.memcpy_d2h("rlog", rect=p).ravel()[:min(n, plan.order_log)].astype(np.int64)
+    return {"olog": olog, "blog": blog, "flog": flog, "rlog": rlog, "full": full}

@@ -20,7 +20,13 @@ CE instructions on PE memory:
   every own block pass of a finalizer (updates all of its columns in one task) writes the
   current ``v_nact`` into ``olog``. A finalizer also writes, at each activation closeout
   (the task that adds the bias to its sums), how many bias updates it has done
-  (``v_bupd``) into ``blog``. Each log keeps its first N entries.
+  (``v_bupd``) into ``blog``. With a reverse checkpoint, every PE of a segment writes,
+  when its recompute of a sample starts (the kept layer's ``r_replay``, a discarding
+  layer's ``r_mode``), how many ``olog`` entries came before it into ``rlog``: the
+  weights the recompute reads ([0615]); a discarding layer's ``f_act`` tasks of the
+  recompute are kept out of ``v_nact`` (saved in ``v_rnact`` at the start, restored by
+  ``r_close``), so that ``olog`` counts forward reads only. Each log keeps its first N
+  entries.
 
 With an optimizer that does not update in place (momentum, weight decay, Nesterov, Adam)
 the chain pass accumulates G and every sample ends with the update task (``ap``, a
@@ -40,8 +46,9 @@ from .idioms import bump
 from .spec import PeSpec
 
 __all__ = ["words", "descriptors", "buffers", "bodies", "act_counted", "forward_closed", "delta_logged",
-           "own_logged", "update_done", "bias_done", "pipelined", "applied", "V_UPD", "V_FVER",
-           "V_SHIST", "OLOG", "BLOG", "V_NACT", "V_OCNT", "V_BUPD", "V_BCNT", "V_PIPE"]
+           "own_logged", "update_done", "bias_done", "pipelined", "applied", "recompute_logged",
+           "recompute_uncounted", "V_UPD", "V_FVER", "V_SHIST", "OLOG", "BLOG", "RLOG", "V_NACT",
+           "V_OCNT", "V_BUPD", "V_BCNT", "V_RNACT", "V_RCNT", "V_PIPE"]
 
 V_UPD = W.add(W.Word("v_upd", "u16", "all", "program", "f_close, b_close (CPGD)",
                      "weight updates completed at this PE (CPGD)"))
@@ -63,6 +70,17 @@ OLOG = W.add(W.Word("olog", "buffer", "all", "program", "tests (CPGD order log)"
                     "v_nact at each column update (b_delta) or own block pass", elem="u16"))
 BLOG = W.add(W.Word("blog", "buffer", "finalizers", "program", "tests (CPGD order log)",
                     "v_bupd at each activation closeout", elem="u16"))
+V_RNACT = W.add(W.Word("v_rnact", "u16", "segment PEs", "rc_try (CPGD order log)", "r_close",
+                       "v_nact when a recompute started (its f_act tasks are not counted)"))
+V_RCNT = W.add(W.Word("v_rcnt", "u16", "segment PEs", "program", "rc_try (CPGD order log)",
+                      "entries written to rlog"))
+RLOG = W.add(W.Word("rlog", "buffer", "segment PEs", "program", "tests (CPGD order log)",
+                    "v_ocnt at each recompute's start (reverse checkpoint)", elem="u16"))
+
+
+def _recomputes(s: PeSpec) -> bool:
+    """A PE of a reverse checkpoint's segment, with the order log."""
+    return bool(s.cpgd and s.order_log and s.rc is not None)
 
 
 def words(s: PeSpec) -> list[str]:
@@ -74,6 +92,8 @@ def words(s: PeSpec) -> list[str]:
         L += [W.declare(V_NACT), W.declare(V_OCNT)]
         if s.final and s.bias:
             L += [W.declare(V_BUPD), W.declare(V_BCNT)]
+        if _recomputes(s):
+            L += [W.declare(V_RNACT), W.declare(V_RCNT)]
     return L + cpgd_snapshot.words(s)
 
 
@@ -88,6 +108,8 @@ def descriptors(s: PeSpec) -> list[str]:
         L.append("d_ologw:  .dsd mem1d, base=olog, length=1, stride=2, wli=1")
         if s.final and s.bias:
             L.append("d_blogw:  .dsd mem1d, base=blog, length=1, stride=2, wli=1")
+        if _recomputes(s):
+            L.append("d_rlogw:  .dsd mem1d, base=rlog, length=1, stride=2, wli=1")
     return L + cpgd_snapshot.descriptors(s)
 
 
@@ -103,6 +125,9 @@ def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
         if s.final and s.bias:
             L.append(W.declare(BLOG, count=s.order_log))
             names += ["v_bupd", "v_bcnt", "blog"]
+        if _recomputes(s):
+            L.append(W.declare(RLOG, count=s.order_log))
+            names += ["v_rcnt", "rlog"]
     snap, snap_names = cpgd_snapshot.buffers(s)
     return L + snap + [".align 4"], names + snap_names
 
@@ -185,6 +210,27 @@ def applied(s: PeSpec) -> list[str]:
         L += _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpap0")
         L += bump("v_bupd", 1) if s.final and s.bias else []
     return L
+
+
+def recompute_logged(s: PeSpec) -> list[str]:
+    """In rc_try, as a recompute starts at this PE (r_replay or r_mode follows, which set
+    every register they read): the olog entries so far into rlog (the updates before
+    the recompute's reads of W), and v_nact saved, so that r_close can take the
+    recompute's f_act tasks out of it. Uses r0 and r4."""
+    if not _recomputes(s):
+        return []
+    return (["        ld16 r0, v_nact",
+             "        st16 r0, v_rnact               ; (order log) forward reads so far"]
+            + _log("v_rcnt", "v_ocnt", "d_rlogw", s.order_log, "cprl0"))
+
+
+def recompute_uncounted(s: PeSpec) -> list[str]:
+    """In r_close of a discarding layer: the recompute's f_act tasks were no forward
+    reads; v_nact as it was when the recompute started (order log). Uses r5."""
+    if not _recomputes(s):
+        return []
+    return ["        ld16 r5, v_rnact",
+            "        st16 r5, v_nact                ; the recompute's reads are in rlog"]
 
 
 def pipelined(s: PeSpec) -> list[str]:

@@ -39,13 +39,16 @@ The trigger (recompute_trigger.py routes it on color RC) starts ``rc_go`` at eve
 the segment; the PE queues it and starts ``r_replay`` / ``r_mode`` when no forward pass
 is in progress or to come and the previous recompute's backward pass has ended there
 (``trigger_queue``): the replay uses the forward pass's sums, registers, descriptors,
-sender and colors. docs/training.md, "Reverse checkpoint", describes the whole pass.
+sender and colors. With CPGD's order log, ``rc_try`` logs when each recompute starts
+(``rlog``) and ``r_close`` keeps the recompute's ``f_act`` tasks out of the forward-read
+count (cpgd.py). docs/training.md, "Reverse checkpoint", describes the whole pass.
 """
 
 from __future__ import annotations
 
 from .. import task_ids as T
 from ..registers import FSLOT, ROWB
+from . import cpgd
 from .idioms import chain_hop
 from .spec import PeSpec
 
@@ -206,7 +209,7 @@ def trigger_queue(s: PeSpec, body: str) -> list[str]:
             "        addi r5, -1",
             "        st16 r5, v_rcq",
             "        movi r5, 1",
-            "        st16 r5, v_rcb",
+            "        st16 r5, v_rcb"] + cpgd.recompute_logged(s) + [
             f"        jmp {body}",
             "rct0:   jr r1"]
 
@@ -338,7 +341,7 @@ def recompute_mode(s: PeSpec) -> list[str]:
     if s.sends_replay:
         L += ["        movi r5, 1", "        st16 r5, v_rcm"]
     L += [f"        unblock.t {s.a_in}",
-          f"r_close: block {s.a_in}"]
+          f"r_close: block {s.a_in}"] + cpgd.recompute_uncounted(s)
     if s.in_slots > 1:
         L += ["        ld16 r5, v_fpsl",
               f"        li r0, {E}",

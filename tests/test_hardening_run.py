@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from deadlock_programs import SEND_THEN_RECEIVE
 
 import wafersim as ws
 import wafersim.wafer as wafer_module
@@ -208,23 +209,6 @@ def test_a_run_that_pauses_often_gives_identical_results_packets(monkeypatch):
     assert np.array_equal(ca.data, cb.data) and np.array_equal(ca.arrived, cb.arrived)
 
 
-SEND_THEN_RECEIVE = """
-.data
-x:    .space i16, 20
-.export x
-dx:   .dsd mem1d, base=x, length=20, stride=2
-dout: .dsd fabric_out, color={out}, length=20, sw=1
-din:  .dsd fabric_in, length=20, sw=1, sc=1, utid={inp}
-.code
-.task main, 40
-main: block {inp}
-      lds1wds S1[0], dx
-      lddwds D[0], dout
-      mov16 D[0], S1[0]
-      lddwds D[1], dx
-      lds1wds S1[1], din
-      mov16.t D[1], S1[1]
-"""
 
 
 def _deadlock():

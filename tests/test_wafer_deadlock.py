@@ -4,27 +4,10 @@ queues; the first failing PE's error (lowest id) stops the run, for any thread c
 
 
 import pytest
+from deadlock_programs import SEND_THEN_RECEIVE
 from repo_scripts import load_script
 
 import wafersim as ws
-
-SEND_THEN_RECEIVE = """
-; sends 20 values on color {out}, then reads 20 from color {inp}: a blocking exchange
-.data
-x:    .space i16, 20
-dx:   .dsd mem1d, base=x, length=20, stride=2
-dout: .dsd fabric_out, color={out}, length=20, sw=1
-din:  .dsd fabric_in, length=20, sw=1, sc=1, utid={inp}
-.code
-.task main, 40
-main: block {inp}
-      lds1wds S1[0], dx
-      lddwds D[0], dout
-      mov16 D[0], S1[0]
-      lddwds D[1], dx
-      lds1wds S1[1], din
-      mov16.t D[1], S1[1]
-"""
 
 
 def _exchange(n_values):

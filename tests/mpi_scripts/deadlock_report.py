@@ -10,22 +10,8 @@ from pathlib import Path
 import wafersim as ws
 from wafersim import distributed
 
-SEND_THEN_RECEIVE = """
-.data
-x:    .space i16, 20
-dx:   .dsd mem1d, base=x, length=20, stride=2
-dout: .dsd fabric_out, color={out}, length=20, sw=1
-din:  .dsd fabric_in, length=20, sw=1, sc=1, utid={inp}
-.code
-.task main, 40
-main: block {inp}
-      lds1wds S1[0], dx
-      lddwds D[0], dout
-      mov16 D[0], S1[0]
-      lddwds D[1], dx
-      lds1wds S1[1], din
-      mov16.t D[1], S1[1]
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the tests' shared programs
+from deadlock_programs import SEND_THEN_RECEIVE  # noqa: E402
 
 w = ws.Wafer(3, 2, watchdog=200)
 w.pe(0, 0).load(SEND_THEN_RECEIVE.format(out=1, inp=2))

@@ -203,6 +203,17 @@ class CpgdReference:
         return [(W.copy(), None if b is None else b.copy()) for W, b in zip(self.mlp.W, self.mlp.b)]
 
 
+def column_version(events, count: int, j: int) -> int:
+    """After the first ``count`` of a PE's logged updates (``events``: (sample, columns,
+    ...) in the PE's order), the sample count whose weights column ``j`` holds: one past
+    the last of them that updated it, 0 if none did."""
+    m = 0
+    for u, cols, _ in events[:count]:
+        if j in cols:
+            m = u + 1
+    return m
+
+
 def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     """Trains ``ref`` on (X, Y) in order, each forward pass reading, element by element,
     the weights the wafer's PE held when it read them, as the order log says
@@ -280,10 +291,7 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
                                      f"{f} updates, the replay knows {len(events[p])}")
             rows = [i for i in range(i0, i0 + ni) if a_in[i] == 0]
             for j in range(o0, o0 + no):
-                m = 0
-                for u, cols, _ in events[p][:f]:
-                    if j in cols:
-                        m = u + 1
+                m = column_version(events[p], f, j)
                 for i in rows:
                     Wdp[j, i] = rf.Wh[l][m][j, i]
         return Wdp
@@ -306,10 +314,7 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
                 raise AssertionError(f"PE {p}: sample {s}'s recompute came after {c} "
                                      f"updates, the replay knows {len(events[p])}")
             for j in range(o0, o0 + no):
-                m = 0
-                for u, cols, _ in events[p][:c]:
-                    if j in cols:
-                        m = u + 1
+                m = column_version(events[p], c, j)
                 for i in range(i0, i0 + ni):
                     if a_in[i] != 0:
                         Wr[j, i] = rf.Wh[l][m][j, i]

@@ -35,6 +35,12 @@ keeps its inputs; after a sample's forward pass, each segment's discarded activa
 recomputed from its kept layer with the weights a callback gives (by default the current
 ones, [0615]: "the most recent weights"), and its backward pass uses them.
 :func:`replay_order_log` takes those weights from the log's ``rlog``.
+
+``batch_size`` B > 1 (CPGD with mini-batches, [0636]): every sample accumulates its
+gradient into G with the current weights, and the optimizer's step with the mean of the
+batch's gradients follows the backward pass of the batch's last sample (the epoch's last
+batch may be shorter), as each PE's update task does on the wafer; the forward passes of
+the next batch read what a schedule or the log says, which may be from before that step.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import numpy as np
 
 from .training import DeviceOrderMLP
 
-__all__ = ["time_step_schedule", "CpgdReference", "replay_order_log"]
+__all__ = ["time_step_schedule", "CpgdReference", "replay_order_log", "batch_ends"]
 
 _f32 = np.float32
 
@@ -75,21 +81,37 @@ def time_step_schedule(n: int, layers: int, window: int) -> dict:
             "staleness": np.arange(n)[None, :] - version}
 
 
+def batch_ends(n: int, batch_size: int) -> np.ndarray:
+    """(n,) bool: which samples of a run of ``n`` end a mini-batch (every
+    ``batch_size``-th and the last), as the Trainer marks an epoch."""
+    ends = np.zeros(n, bool)
+    ends[batch_size - 1::batch_size] = True
+    if n:
+        ends[-1] = True
+    return ends
+
+
 class CpgdReference:
     """fp32 CPGD in the wafer's order of operations, for a plain MLP (no joins) with block
     shapes ``shapes``; loss "mse" or "cross_entropy"; ``thresholds`` per layer as
     DeviceOrderMLP takes them (activation sparsity, EC411), or None. ``optimizer``:
     DeviceOrderMLP's optimizer arguments (momentum, weight_decay, nesterov, adam); with
     any of them each sample accumulates G and ends with the optimizer's step on every
-    weight (a mini-batch of one, as the wafer's update task does per PE)."""
+    weight (a mini-batch of one, as the wafer's update task does per PE).
+    ``batch_size`` > 1: CPGD with mini-batches (G accumulates; the step after a batch's
+    last sample)."""
 
     def __init__(self, params, activations, shapes, lr: float, loss: str = "mse",
-                 dp_weights: str = "current", thresholds=None, keeps=None, **optimizer):
+                 dp_weights: str = "current", thresholds=None, keeps=None,
+                 batch_size: int = 1, **optimizer):
         if dp_weights not in ("current", "forward"):
             raise ValueError(f"dp_weights must be 'current' or 'forward', got {dp_weights!r}")
         self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss, thresholds=thresholds,
                                   **optimizer)
         self.lr = lr
+        if int(batch_size) != batch_size or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = int(batch_size)
         self.dp_weights = dp_weights
         self.L = len(self.mlp.W)
         self.keeps = [True] * self.L if keeps is None else [bool(k) for k in keeps]
@@ -131,14 +153,21 @@ class CpgdReference:
                     m.W[l], m.b[l] = Wc, bc
                 acts[l + 1] = a
 
-    def step(self, x, y, forward_weights, unread_weights=None, recompute_weights=None) -> float:
+    @property
+    def batched(self) -> bool:
+        """G accumulates and a step follows each batch (else W changes delta by delta)."""
+        return self.batch_size > 1 or not self.mlp.in_place
+
+    def step(self, x, y, forward_weights, unread_weights=None, recompute_weights=None,
+             batch_end: bool | None = None) -> float:
         """One sample: ``forward_weights(self, l, a_in)`` -> (W, b) the forward pass of
         layer l reads (``a_in``: the layer's input); with a reverse checkpoint the
         discarded activations recomputed with ``recompute_weights(self, l, a_in)`` -> (W,
         b) (default: the current weights); then delta and chain passes in place.
         With dp_weights="forward" the delta pass reads the forward pass's W, except that
         ``unread_weights(self, l, a_in, W)``, if given, says what it reads in the rows of
-        zero inputs. Returns the sample's loss."""
+        zero inputs. ``batch_end``: whether the sample ends its mini-batch (None: every
+        ``batch_size``-th sample of the reference). Returns the sample's loss."""
         m = self.mlp
         acts = [np.asarray(x, dtype=_f32)]
         m.pre, m.z, m.kept = {}, {}, {}
@@ -163,14 +192,13 @@ class CpgdReference:
             m.dp_weights = {l: read[l] if unread_weights is None
                             else unread_weights(self, l, acts[l], read[l])
                             for l in range(1, self.L)}
+        if batch_end is None:
+            batch_end = (self.samples + 1) % self.batch_size == 0
         try:
-            if m.in_place:
-                deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
-            else:
-                deltas, loss = m.backward(acts, y, mode="acc", lr=self.lr)
+            deltas, loss = m.backward(acts, y, mode="acc" if self.batched else "sgd", lr=self.lr)
         finally:
             m.dp_weights = {}
-        if not m.in_place:
+        if self.batched and batch_end:
             m.end_batch(self.lr)
         for l in range(self.L):
             self.Wh[l].append(m.W[l].copy())
@@ -191,8 +219,8 @@ class CpgdReference:
         def fw(ref, l, _a):
             v = base + int(version[l][ref.samples - base])
             return ref.Wh[l][v], ref.bh[l][v]
-        for x, y in zip(X, Y):
-            self.step(x, y, fw)
+        for x, y, end in zip(X, Y, batch_ends(len(X), self.batch_size)):
+            self.step(x, y, fw, batch_end=bool(end))
         return np.array(self.losses[base:])
 
     def train_sgd(self, X, Y) -> np.ndarray:
@@ -231,10 +259,21 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     updates before its activation closeout, which adds the bias. With a reverse
     checkpoint (``ref.keeps``), every PE of a segment has an ``rlog`` entry per sample:
     the column updates before its recompute started; the recompute reads, element by
-    element, the weights (and a finalizer the bias) after those updates."""
+    element, the weights (and a finalizer the bias) after those updates.
+    With updates in an update task (an optimizer with state, or ``ref.batch_size`` > 1:
+    mini-batches, the epoch's batches as the Trainer cuts them) every PE has one entry per
+    update task, at the end of each batch's last sample there, for all of its columns,
+    and ``blog`` counts update tasks."""
     olog, blog = log["olog"], log["blog"]
     if ref.samples:
         raise ValueError("replay_order_log needs a fresh reference (the log counts from 0)")
+    ends = batch_ends(len(X), ref.batch_size) if ref.batched else np.ones(len(X), bool)
+    end_samples = np.flatnonzero(ends)
+
+    def after_updates(v: int) -> int:
+        """The sample count whose weights hold after a PE's first v updates (in place:
+        one per sample; else one per batch)."""
+        return int(end_samples[v - 1]) + 1 if v else 0
     # per PE: events [(sample, columns (global j), f_acts before)], consumed as the
     # samples' deltas become known; f_acts done so far
     events = {p: [] for b in blocks for p in b.points()}
@@ -268,7 +307,7 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
                 k += 1
             nact[p] = k
             if final and bias is not None:
-                v = int(blog[p][s])
+                v = after_updates(int(blog[p][s]))
                 bias = bias.copy()
                 bias[o0:o0 + no] = rf.bh[l][v][o0:o0 + no]
         return Wmix, bias
@@ -325,18 +364,19 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
         return Wr, bias
 
     losses = []
-    for x, y in zip(X, Y):
+    for x, y, end in zip(X, Y, ends):
         s = ref.samples
+        extra = {"batch_end": bool(end)} if ref.batched else {}
         losses.append(ref.step(x, y, forward_weights, unread_weights,
-                               recompute_weights if ref.segments() else None))
+                               recompute_weights if ref.segments() else None, **extra))
         # the sample's updates, now that its deltas are known
         for b in blocks:
             dl = ref.deltas[s][b.index]
             for p in b.points():
                 _, _, (o0, no), final, _ = shape[p]
                 lg = olog[p]
-                if not ref.mlp.in_place:    # the update task: all columns, every sample
-                    cols_list = [set(range(o0, o0 + no))]
+                if ref.batched:     # the update task: all columns, at each batch's end
+                    cols_list = [set(range(o0, o0 + no))] if end else []
                 elif final:
                     cols_list = [set(range(o0, o0 + no))]
                 else:

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..mapping.cpgd_options import DP_WEIGHTS
 
-__all__ = ["check_cpgd_trainer", "cpgd_stream_end", "DP_WEIGHTS"]
+__all__ = ["check_cpgd_trainer", "check_cpgd_batches", "cpgd_stream_end", "DP_WEIGHTS"]
 
 
 def check_cpgd_trainer(plan, algo: str, window, dp_weights) -> int | None:
@@ -46,6 +46,37 @@ def check_cpgd_trainer(plan, algo: str, window, dp_weights) -> int | None:
             f"activation slot on every PE, and the plan was mapped with slots={plan.slots} "
             f"(map with more slots, if they fit PE memory), got {window!r}")
     return int(window)
+
+
+def check_cpgd_batches(plan, batch_size: int, window: int) -> None:
+    """CPGD with mini-batches ([0636]: a batch starts before the one before it has
+    completed; "parameter inconsistency within the pipeline is limited to no more than
+    one batch boundary"): ConfigError before any cycle runs unless the window keeps every
+    forward pass within one batch update of the weights its batch should read, and the
+    plan can run batches without draining.
+
+    A sample t reads a PE's weights before the update of batch b (at the end of the
+    backward pass of b's last sample s_b there) only while s_b .. t - 1 are all in flight
+    there, so t <= s_b + window - 1. A sample of batch b + 2 (t >= s_b + B + 1) can
+    therefore miss two updates exactly when window >= B + 2: the window is at most
+    batch_size + 1."""
+    if batch_size == 1:
+        return
+    if window > batch_size + 1:
+        raise ConfigError(
+            f"window={window} with batch_size={batch_size}: CPGD with mini-batches keeps "
+            f"the weights a forward pass reads at most one batch update behind ([0636]), "
+            f"so at most batch_size + 1 = {batch_size + 1} samples may be in flight per PE "
+            f"(a larger window lets a sample of batch b + 2 read the weights from before "
+            f"batch b's update); use window <= {batch_size + 1} or a larger batch_size")
+    if not all(plan.keeps):
+        gone = [i for i, k in enumerate(plan.keeps) if not k]
+        raise ConfigError(
+            f"algo='cpgd' with batch_size={batch_size}: the plan's reverse checkpoint "
+            f"(layers {gone} discard) marks the epoch's last sample to start the last "
+            "recomputes, the same mark that ends a mini-batch; CPGD with mini-batches runs "
+            "on plans without a reverse checkpoint only (use batch_size=1, or map without "
+            "checkpoint=; docs/unsupported_functionality.md)", category="unsupported")
 
 
 def cpgd_stream_end(n: int) -> np.ndarray:

@@ -50,6 +50,7 @@ class TrainStats:
         self._tasks: dict[tuple[int, int], dict] = {}
         self._pcs: dict[tuple[int, int], np.ndarray] = {}
         self._staleness: dict[int, np.ndarray] = {}
+        self._staleness_batch = 1
 
     def add_run(self, st, training: bool = False) -> None:
         self.cycles += int(st.cycles)
@@ -70,10 +71,13 @@ class TrainStats:
                 acc = self._pcs.get(pe)
                 self._pcs[pe] = prof.astype(np.int64) if acc is None else acc + prof
 
-    def add_staleness(self, hist: dict[int, np.ndarray], cpgd: bool = True) -> None:
-        """Adds the staleness histograms read from the PEs after a CPGD epoch."""
+    def add_staleness(self, hist: dict[int, np.ndarray], cpgd: bool = True,
+                      batch_size: int = 1) -> None:
+        """Adds the staleness histograms read from the PEs after a CPGD epoch; with
+        ``batch_size`` > 1 (CPGD with mini-batches) they count batch updates."""
         if not cpgd:
             return
+        self._staleness_batch = batch_size
         for layer, h in hist.items():
             old = self._staleness.get(layer)
             self._staleness[layer] = h.copy() if old is None else old + h
@@ -82,12 +86,16 @@ class TrainStats:
         """Per layer, over the CPGD epochs trained so far: ``histogram`` (k -> how many
         updates of the layer's PEs were k updates behind the weights the sample's forward
         pass read there, counted on the PEs [0648]; the last bin also holds larger values,
-        which a window <= slots never gives), ``updates``, ``mean`` and ``max``."""
+        which a window <= slots never gives), ``updates``, ``mean`` and ``max``. Under CPGD
+        with mini-batches (``batch_size`` > 1) an update is a batch's update, so k counts
+        batches: the batch updates at this PE between the sample's activation closeout and
+        its own backward pass there (at most 1, [0636])."""
         out = []
         for layer, h in sorted(self._staleness.items()):
             n = int(h.sum())
             k = np.arange(len(h))
             out.append({"layer": layer, "histogram": h.copy(), "updates": n,
+                        "batch_size": self._staleness_batch,
                         "mean": float((h * k).sum() / n) if n else float("nan"),
                         "max": int(k[h > 0].max()) if n else 0})
         return out
@@ -306,8 +314,9 @@ class TrainStats:
             lines.append(f"analytic bound: {bd} cycles per sample; measured / bound = "
                          f"{self.cycles_per_sample / bd:.2f}")
         for s in self.staleness():
+            unit = "batches" if s["batch_size"] > 1 else "updates"
             lines.append(f"layer {s['layer']} CPGD staleness: mean {s['mean']:.2f}, max "
-                         f"{s['max']} updates behind ({s['updates']} updates)")
+                         f"{s['max']} {unit} behind ({s['updates']} updates)")
         mem = self.memory()
         lines.append(f"peak PE memory: {int(mem.max())} data bytes")
         return "\n".join(lines)

@@ -29,7 +29,7 @@ from ..mapping import task_ids as T
 from ..mapping.plan import DTYPES, Plan
 from ..nn.sequential import Sequential
 from .cpgd_stats import clear_cpgd_words, read_staleness
-from .cpgd_trainer import check_cpgd_trainer, cpgd_stream_end
+from .cpgd_trainer import check_cpgd_batches, check_cpgd_trainer, cpgd_stream_end
 from .checks import (MAX_BATCH, as_bool, as_inputs, as_targets, as_validation, positive_int,
                      positive_number)
 from .run_stats import TrainStats
@@ -72,6 +72,11 @@ class Trainer:
       ``window`` samples in flight per PE; a plan mapped with ``cpgd=True``).
     * ``window``: CPGD's samples in flight per PE, 1..plan.slots (default: the plan's
       slots, 2 x layers unless ``ws.map(slots=)`` says otherwise); 1 is SGD exactly.
+    * ``batch_size``: under "minibatch" the batch (default 8); under "cpgd" (default 1)
+      B > 1 is CPGD with mini-batches [0636]: each PE applies the mean of a batch's B
+      gradients at its own end of the batch while the next batch's samples are already
+      in flight (no drain); window <= B + 1 keeps every forward pass at most one batch
+      update behind; window 1 is the mini-batch algorithm exactly.
     * ``dp_weights``: which weights a sample's delta pass uses under CPGD [0634]: None
       (the plan's: ``ws.map(..., dp_weights=)``), "current" or "forward" (the weights of
       the sample's own forward pass; needs a plan mapped with dp_weights="forward").
@@ -100,12 +105,14 @@ class Trainer:
         self.algo = algo
         self.lr = plan.optimizer.lr if lr is None else positive_number(lr, "lr")
         if batch_size is None:
-            batch_size = 1 if algo == "sgd" else 8
+            batch_size = 8 if algo == "minibatch" else 1
         self.batch_size = positive_int(batch_size, "batch_size", MAX_BATCH)
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
+        if algo == "cpgd":
+            check_cpgd_batches(plan, self.batch_size, self.window)
         self.dp_weights = plan.dp_weights if dp_weights is None else dp_weights
         if loss is not None and not _same_loss(loss, plan.loss):
             raise ConfigError(f"loss={loss!r}: the loss is compiled into the plan ({plan.loss!r}); "
@@ -269,6 +276,10 @@ class Trainer:
         if self.algo == "minibatch":
             B = self.batch_size
             return True, min(B, self.plan.slots), B, n % B or B, True
+        if self.algo == "cpgd" and self.batch_size > 1:   # [0636]: G accumulates, each
+            # PE's update task at its end of every batch, the next batch already in flight
+            B = self.batch_size
+            return True, self.window, B, n % B or B, True
         if self.algo == "cpgd":      # window samples in flight [0625]: in place, or (an
             # optimizer with state) an update task at the end of every sample, per PE
             stateful = not self._opt.in_place
@@ -325,7 +336,8 @@ class Trainer:
             hist.seconds.append(time.perf_counter() - t0)
             self.stats_.samples_trained += n
             if self.plan.cpgd:
-                self.stats_.add_staleness(read_staleness(self.plan), cpgd=self.algo == "cpgd")
+                self.stats_.add_staleness(read_staleness(self.plan), cpgd=self.algo == "cpgd",
+                                          batch_size=self.batch_size)
             if validation is not None:
                 m = self._evaluate(Xv, Yv, lv)
                 hist.val_loss.append(m["loss"])

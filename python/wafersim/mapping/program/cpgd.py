@@ -28,6 +28,16 @@ CE instructions on PE memory:
   ``r_close``), so that ``olog`` counts forward reads only. Each log keeps its first N
   entries.
 
+CPGD with mini-batches ([0636]; ``Trainer(algo="cpgd", batch_size=B)``): the chain pass
+accumulates G (``v_cpm`` = 1) and each PE applies the batch's mean in its update task at
+its own end of the batch's last backward pass, while samples of the next batch are
+already in flight (``v_pipe`` = 1). Then the update task, not the chain pass, changes W:
+the setup task stores ``v_inpl`` = 1 - ``v_cpm``, the delta closeout adds it to
+``v_upd`` (so it counts nothing there), the update task counts the update, logs it and
+counts the bias update, and the chain pass's log entries are skipped (``v_cpm`` = 1), so
+the log has one entry per update task, as with an optimizer with state; the staleness
+histogram then counts batch updates (docs/training.md, "CPGD with mini-batches").
+
 With an optimizer that does not update in place (momentum, weight decay, Nesterov, Adam)
 the chain pass accumulates G and every sample ends with the update task (``ap``, a
 mini-batch of one: the optimizer's rule on every weight and bias of the PE, as under
@@ -47,13 +57,15 @@ from .spec import PeSpec
 
 __all__ = ["words", "descriptors", "buffers", "bodies", "act_counted", "forward_closed", "delta_logged",
            "own_logged", "update_done", "bias_done", "pipelined", "applied", "recompute_logged",
-           "recompute_uncounted", "V_UPD", "V_FVER", "V_SHIST", "OLOG", "BLOG", "RLOG", "V_NACT",
+           "recompute_uncounted", "setup_counting", "V_UPD", "V_INPL", "V_FVER", "V_SHIST", "OLOG", "BLOG", "RLOG", "V_NACT",
            "V_OCNT", "V_BUPD", "V_BCNT", "V_RNACT", "V_RCNT", "V_PIPE"]
 
 V_UPD = W.add(W.Word("v_upd", "u16", "all", "program", "f_close, b_close (CPGD)",
                      "weight updates completed at this PE (CPGD)"))
 V_PIPE = W.add(W.Word("v_pipe", "u16", "all", "Trainer (algo='cpgd')", "fp_count (CPGD)",
                       "1: the end of a sample's update batch does not hold the next sample"))
+V_INPL = W.add(W.Word("v_inpl", "u16", "all", "setup (1 - v_cpm; CPGD, in-place optimizers)",
+                      "b_close (CPGD)", "1: the chain pass updates W and the delta closeout counts it"))
 V_NACT = W.add(W.Word("v_nact", "u16", "all", "program", "b_delta, own (CPGD order log)",
                       "f_act tasks run (CPGD order log)"))
 V_OCNT = W.add(W.Word("v_ocnt", "u16", "all", "program", "b_delta, own (CPGD order log)",
@@ -88,6 +100,8 @@ def words(s: PeSpec) -> list[str]:
     if not s.cpgd:
         return []
     L = [W.declare(V_UPD), W.declare(V_PIPE)]
+    if not _at_apply(s):
+        L.append(W.declare(V_INPL))
     if s.order_log:
         L += [W.declare(V_NACT), W.declare(V_OCNT)]
         if s.final and s.bias:
@@ -118,7 +132,7 @@ def buffers(s: PeSpec) -> tuple[list[str], list[str]]:
     if not s.cpgd:
         return [], []
     L = [W.declare(V_FVER, count=s.slots), W.declare(V_SHIST, count=s.slots)]
-    names = ["v_upd", "v_pipe", "v_fver", "v_shist"]
+    names = ["v_upd", "v_pipe", "v_fver", "v_shist"] + ([] if _at_apply(s) else ["v_inpl"])
     if s.order_log:
         L.append(W.declare(OLOG, count=s.order_log))
         names += ["v_nact", "v_ocnt", "olog"]
@@ -184,10 +198,18 @@ def delta_logged(s: PeSpec) -> list[str]:
     return ["        jmp cpdl", "cpdlr:"] if s.cpgd and s.order_log and not _at_apply(s) else []
 
 
+def _in_place_only(skip: str) -> list[str]:
+    """Skip to ``skip`` unless the chain pass updates W in place (v_cpm = 0): with
+    mini-batches (v_cpm = 1) the update task changes W, and logs it. Uses r0."""
+    return ["        ld16 r0, v_cpm",
+            "        eq16 r0, #0",
+            f"        bf {skip}                       ; accumulating: the update task logs"]
+
+
 def _delta_logged_body(s: PeSpec) -> list[str]:
-    return (["cpdl:   mov16 r5, r4"]
+    return (["cpdl:   mov16 r5, r4"] + _in_place_only("cpdl1")
             + _log("v_ocnt", "v_nact", "d_ologw", s.order_log, "cpdl0")
-            + ["        mov16 r4, r5", "        jmp cpdlr"])
+            + ["cpdl1:  mov16 r4, r5", "        jmp cpdlr"])
 
 
 def own_logged(s: PeSpec, variant: str) -> list[str]:
@@ -195,15 +217,19 @@ def own_logged(s: PeSpec, variant: str) -> list[str]:
     f_act count (order log)."""
     if not (s.cpgd and s.order_log) or _at_apply(s):
         return []
-    return _log("v_ocnt", "v_nact", "d_ologw", s.order_log, f"cpol{variant}")
+    return (_in_place_only(f"cpom{variant}")
+            + _log("v_ocnt", "v_nact", "d_ologw", s.order_log, f"cpol{variant}")
+            + [f"cpom{variant}:"])
 
 
 def applied(s: PeSpec) -> list[str]:
-    """In the update task, after the optimizer's rule (an optimizer with state: every
-    weight and bias of the PE updated): one more update done (v_upd, counted here rather
-    than at the delta closeout, so that a forward pass between the two sees it as not
-    done); the f_act count and one more bias update (order log). Keeps r1."""
-    if not (s.cpgd and _at_apply(s)):
+    """In the update task, after the optimizer's rule (every weight and bias of the PE
+    updated: an optimizer with state after each sample, or the end of a mini-batch under
+    CPGD): one more update done (v_upd, counted here rather than at the delta closeout,
+    so that a forward pass between the two sees it as not done); the f_act count and one
+    more bias update (order log). With plain SGD the task runs only when G accumulated
+    (v_cpm = 1), when the chain pass counted nothing. Keeps r1."""
+    if not s.cpgd:
         return []
     L = bump("v_upd", 1)
     if s.order_log:
@@ -249,6 +275,17 @@ def pipelined(s: PeSpec) -> list[str]:
             "cpnp:"]
 
 
+def setup_counting(s: PeSpec) -> list[str]:
+    """In the setup task (r5 = v_cpm): v_inpl = 1 - v_cpm, what the delta closeout adds to
+    v_upd (in place: every sample is an update; accumulating: the update task counts).
+    Uses r0."""
+    if not s.cpgd or _at_apply(s):
+        return []
+    return ["        movi r0, 1",
+            "        sub16 r0, r0, r5",
+            "        st16 r0, v_inpl                ; (CPGD) the delta closeout counts updates"]
+
+
 def update_done(s: PeSpec) -> list[str]:
     """In the delta closeout (every column of the sample is updated here): staleness =
     v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1 (with
@@ -259,16 +296,20 @@ def update_done(s: PeSpec) -> list[str]:
 
 def _update_done_body(s: PeSpec) -> list[str]:
     H = s.slots - 1
-    count = [] if _at_apply(s) else ["        ld16 r0, v_upd",     # (else in the update task)
-                                     "        addi r0, 1",
-                                     "        st16 r0, v_upd"]
+    # v_upd += v_inpl (in place; with mini-batches or an optimizer with state the update
+    # task counts instead), stored before the histogram so that the body has as many
+    # instructions, of the same kinds, as the former v_upd += 1 after it: CPGD's timing,
+    # and so its interleaving, stays as it was
+    count = [] if _at_apply(s) else ["        ld16 r6, v_inpl",    # 0 with mini-batches
+                                     "        add16 r6, r6, r4",
+                                     "        st16 r6, v_upd"]
     return [";@pass control",
             "cpud:   ld16 r4, v_bpsl",
             "        add16 r4, r4, r4",
             "        li r6, v_fver",
             "        add16 r6, r6, r4",
             "        mov16 r0, [r6]                 ; v_upd at this sample's forward pass",
-            "        ld16 r4, v_upd",
+            "        ld16 r4, v_upd"] + count + [
             "        sub16 r4, r4, r0               ; updates here since then [0648]",
             f"        li r0, {H}",
             "        lt16 r0, r4",
@@ -280,14 +321,18 @@ def _update_done_body(s: PeSpec) -> list[str]:
             "        mov16 r0, [r6]",
             "        addi r0, 1",
             "        lddwds  D[11], d_shistw",
-            "        mov16 D[11], r0"] + count + ["        jmp cpudr"]
+            "        mov16 D[11], r0",
+            "        jmp cpudr"]
 
 
 def bias_done(s: PeSpec) -> list[str]:
     """After a finalizer's bias update: one more (order log)."""
     if not (s.cpgd and s.order_log and s.final and s.bias) or _at_apply(s):
         return []
-    return bump("v_bupd", 1)
+    return (["        ld16 r5, v_cpm",
+             "        eq16 r5, #0",
+             "        bf cpbd0                       ; accumulating: the update task counts"]
+            + bump("v_bupd", 1) + ["cpbd0:"])
 
 
 def bodies(s: PeSpec) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import task_ids as T
 from ..registers import CPV, ESIZE, FSLOT, I0, NEGLR, O0, ROWB
+from .cpgd import setup_counting
 from .cpgd_snapshot import dp_column0
 from .spec import PeSpec
 
@@ -79,16 +80,17 @@ def main_task(s: PeSpec) -> list[str]:
 
 
 def config_and_setup(s: PeSpec) -> list[str]:
-    return ["config: ld16 r0, v_fpc",
+    return (["config: ld16 r0, v_fpc",
             "        setfpc r0                      ; rounding of every FP result [0680]",
             "        ld16 r0, v_seed",
             "        seedrng r0                     ; this PE's random numbers [0668]",
             "        term",
-            "setup:  ld16 r5, v_cpm                 ; the chain-pass variant (b_delta: jr CPV)",
+            "setup:  ld16 r5, v_cpm                 ; the chain-pass variant (b_delta: jr CPV)"]
+            + setup_counting(s) + [
             f"        li {CPV}, cps",
             "        eq16 r5, #0",
             "        bt cfv",
             f"        li {CPV}, cpa",
             "cfv:    li r6, c_neglr",
             f"        {s.MV} {NEGLR}, [r6]                  ; -lr (b_delta)",
-            "        term"]
+            "        term"])

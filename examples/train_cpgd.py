@@ -2,17 +2,20 @@
 digits, all on the emulated wafer (docs/training.md, "CPGD").
 
 For each network (64-32-10 and the deeper 64-64-64-10, ReLU, MSE loss, fp32) and each
-algorithm (SGD lr 0.1; mini-batches of 8, lr 0.3; CPGD with 2L samples in flight, lr 0.1),
-trains epoch by epoch and prints: test accuracy, emulated cycles (training only) until the
-test accuracy first reached 95% (at an epoch's end), samples in flight per PE, the peak
+algorithm (SGD lr 0.1; mini-batches of 8, lr 0.3; CPGD with 2L samples in flight, lr 0.1;
+with ``--algos ...,cpgd-mb`` also CPGD with mini-batches of 8 [0636], lr 0.3, min(2L, 9)
+samples in flight and no drain between batches), trains epoch by epoch and prints: test
+accuracy, emulated cycles (training only) until the test accuracy first reached 95% (at
+an epoch's end), emulated training cycles per sample, samples in flight per PE, the peak
 data bytes of a PE, the mean activation bytes per PE, the mean staleness per layer
-(CPGD) and the wall time. With ``--checkpoint K`` each algorithm runs again under reverse
-checkpoint (docs/training.md, "Reverse checkpoint").
+(CPGD: in updates; cpgd-mb: in batches) and the wall time. With ``--checkpoint K`` each
+algorithm runs again under reverse checkpoint (docs/training.md, "Reverse checkpoint").
 
     python examples/train_cpgd.py                    # both networks, up to 8 epochs
     python examples/train_cpgd.py --epochs 3 --nets 64-32-10
     python examples/train_cpgd.py --epochs 1 --nets 64-16-10 --samples 200   # quick
     python examples/train_cpgd.py --checkpoint 2     # each also with reverse checkpoint
+    python examples/train_cpgd.py --algos minibatch,cpgd-mb --batch 8   # CPGD with batches
     python examples/train_cpgd.py --plot cpgd.png    # accuracy against emulated cycles,
                                                      # and the pipeline of the first samples
 """
@@ -39,12 +42,20 @@ def build(sizes, cpgd: bool, slots: int, checkpoint=None, dp_weights="current"):
 
 
 def run(sizes, algo: str, epochs: int, data, seed: int = 0, checkpoint=None,
-        dp_weights="current"):
+        dp_weights="current", batch: int = 8):
+    """``algo``: "sgd", "minibatch", "cpgd" or "cpgd-mb" (CPGD with mini-batches of
+    ``batch``, window min(2L, batch + 1))."""
     Xtr, ytr, Xte, yte = data
     L = len(sizes) - 1
-    plan = build(sizes, algo == "cpgd", 2 * L, checkpoint, dp_weights)
-    kw = {"batch_size": 8, "lr": 0.3} if algo == "minibatch" else {"lr": 0.1}
-    tr = ws.Trainer(plan, algo=algo, seed=seed, progress=False, **kw)
+    cpgd = algo.startswith("cpgd")
+    plan = build(sizes, cpgd, 2 * L, checkpoint, dp_weights)
+    if algo == "minibatch":
+        kw = {"batch_size": batch, "lr": 0.3}
+    elif algo == "cpgd-mb":
+        kw = {"batch_size": batch, "lr": 0.3, "window": min(2 * L, batch + 1)}
+    else:
+        kw = {"lr": 0.1}
+    tr = ws.Trainer(plan, algo="cpgd" if cpgd else algo, seed=seed, progress=False, **kw)
     t0 = time.perf_counter()
     curve, cycles, to95 = [], 0, None
     for _ in range(epochs):
@@ -53,10 +64,11 @@ def run(sizes, algo: str, epochs: int, data, seed: int = 0, checkpoint=None,
         curve.append((cycles, h.val_accuracy[0]))
         if to95 is None and h.val_accuracy[0] >= 0.95:
             to95 = cycles
-    inflight = {"sgd": 1, "minibatch": min(8, plan.slots), "cpgd": tr.window}[algo]
+    inflight = tr.window if cpgd else {"sgd": 1, "minibatch": min(batch, plan.slots)}[algo]
     stale = [s["mean"] for s in tr.stats().staleness()]
     memory = plan.memory().values()
     return {"algo": algo, "accuracy": curve[-1][1], "to95": to95, "inflight": inflight,
+            "per_sample": cycles / (epochs * len(Xtr)),
             "memory": int(max(m["data_bytes"] for m in memory)),
             "activations": float(np.mean([m["activation_bytes"] for m in memory])),
             "stale": stale, "wall": time.perf_counter() - t0, "curve": curve}
@@ -87,7 +99,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--nets", default="64-32-10,64-64-64-10")
-    ap.add_argument("--algos", default="sgd,minibatch,cpgd")
+    ap.add_argument("--algos", default="sgd,minibatch,cpgd",
+                    help="comma-separated: sgd, minibatch, cpgd, cpgd-mb (CPGD with "
+                         "mini-batches of --batch, [0636])")
+    ap.add_argument("--batch", type=int, default=8,
+                    help="batch size of minibatch and cpgd-mb")
     ap.add_argument("--plot", default=None, help="save a figure to this file")
     ap.add_argument("--checkpoint", type=int, default=None,
                     help="also run each algorithm with reverse checkpoint: every K-th layer "
@@ -106,7 +122,8 @@ def main(argv=None) -> int:
     for sizes in nets:
         name = "-".join(map(str, sizes))
         print(f"\n{name}, {args.epochs} epochs (test accuracy at each epoch's end)")
-        print(f"  {'algo':16s} {'test acc':>8s} {'cycles to 95%':>14s} {'in flight':>9s} "
+        print(f"  {'algo':16s} {'test acc':>8s} {'cycles to 95%':>14s} {'cyc/sample':>10s} "
+              f"{'in flight':>9s} "
               f"{'peak PE bytes':>13s} {'act B/PE':>8s} {'wall s':>7s}  staleness per layer")
         policies = [None] + ([args.checkpoint] if args.checkpoint else [])
         for algo in args.algos.split(","):
@@ -114,13 +131,14 @@ def main(argv=None) -> int:
                 label = algo + (f" rcp={policy}" if policy else "")
                 try:
                     r = run(sizes, algo, args.epochs, data, checkpoint=policy,
-                            dp_weights=args.dp_weights)
+                            dp_weights=args.dp_weights, batch=args.batch)
                 except ws.WaferError as e:       # a combination the wafer refuses
                     print(f"  {label:16s} refused: {e}")
                     continue
                 results[(name, label)] = r
                 to95 = f"{r['to95']:,}" if r["to95"] is not None else "not reached"
-                print(f"  {label:16s} {r['accuracy']:8.3f} {to95:>14s} {r['inflight']:9d} "
+                print(f"  {label:16s} {r['accuracy']:8.3f} {to95:>14s} {r['per_sample']:10.0f} "
+                      f"{r['inflight']:9d} "
                       f"{r['memory']:13,d} {r['activations']:8.0f} {r['wall']:7.0f}  "
                       + " ".join(f"{s:.2f}" for s in r["stale"]), flush=True)
     if args.plot:

@@ -203,3 +203,70 @@ def test_bad_batch_and_window_combinations_are_refused_before_any_cycle():
         ws.Trainer(rcp, algo="cpgd", batch_size=2, window=2)
     assert e.value.category == "unsupported"
     ws.Trainer(rcp, algo="cpgd", window=2)                # batch_size 1 stays allowed
+
+
+def test_deterministic_for_any_thread_count_and_fp16_window_one_is_the_minibatch():
+    """The interleaving emerges from the fabric, which the simulator steps
+    deterministically: 1 and 2 threads give bit-identical weights and staleness. In fp16,
+    window 1 is the mini-batch algorithm bit for bit: with rounding to nearest against
+    the pipelined mini-batch; with stochastic rounding against the mini-batch with one
+    slot (each PE draws its random numbers in the order of its operations, and only one
+    sample at a time per PE gives the same order)."""
+    model = make_model((16, 8, 4))
+    X, Y = data(20, 16, 4, seed=5)
+    shapes = [(2, 2), (2, 2)]
+    runs = []
+    for threads in (1, 2):
+        plan = ws.map(model.copy(), blocks=shapes, cpgd=True, slots=4)
+        plan.wafer.threads = threads
+        tr = ws.Trainer(plan, algo="cpgd", lr=LR, batch_size=4, window=4, progress=False)
+        tr.fit(X, Y, epochs=1, shuffle=False)
+        runs.append((tr.weights(), [s["histogram"] for s in tr.stats().staleness()]))
+    assert same_params(runs[0][0], runs[1][0])
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+    for numerics, mb_slots in (("fp16", 2), ("fp16-sr", 1)):
+        out = []
+        for algo, kw in (("cpgd", {"cpgd": True, "slots": 2}), ("minibatch", {"slots": mb_slots})):
+            plan = ws.map(model.copy(), blocks=shapes, dtype="fp16", **kw)
+            tr = ws.Trainer(plan, algo=algo, lr=LR, numerics=numerics, batch_size=4,
+                            progress=False, window=1 if algo == "cpgd" else None)
+            tr.fit(X, Y, epochs=1, shuffle=False)
+            out.append(tr.weights())
+        assert same_params(out[0], out[1]), numerics
+
+
+def test_command_line_trains_cpgd_with_mini_batches():
+    """`wafersim train --algo cpgd --batch-size 4 --window 3` runs CPGD with mini-batches
+    and reports the staleness in batches."""
+    import argparse
+
+    from wafersim.train.cli_train import add_arguments, report, train_digits
+
+    ap = argparse.ArgumentParser()
+    add_arguments(ap)
+    args = ap.parse_args(["--algo", "cpgd", "--batch-size", "4", "--window", "3",
+                          "--samples", "48", "--epochs", "1", "--no-progress"])
+    r = train_digits(args)
+    assert r["trainer"].batch_size == 4 and r["trainer"].window == 3
+    lines = []
+    report(r, out=lines.append)
+    assert any("CPGD staleness" in line and "batches behind" in line for line in lines)
+
+
+def test_example_runs_cpgd_with_mini_batches(tmp_path):
+    """examples/train_cpgd.py --algos minibatch,cpgd-mb prints a row for each, the
+    CPGD one with its staleness per layer."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "train_cpgd.py"
+    out = subprocess.run([sys.executable, str(script), "--algos", "minibatch,cpgd-mb",
+                          "--batch", "4", "--samples", "60", "--epochs", "1", "--nets",
+                          "64-16-10"], cwd=tmp_path, env=dict(os.environ, MPLBACKEND="Agg"),
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [line.split() for line in out.stdout.splitlines() if "cpgd-mb" in line]
+    assert len(rows) == 1
+    assert all(0 <= float(v) <= 1 for v in rows[0][-2:])   # 2 layers' staleness, in batches

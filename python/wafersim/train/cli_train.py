@@ -35,7 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dp-weights", default="current", choices=("current", "forward"),
                    help="CPGD: the delta pass uses the current weights or those of the "
                    "sample's own forward pass (a snapshot per sample in flight)")
-    p.add_argument("--batch-size", type=int, default=8, help="mini-batch size (minibatch)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="mini-batch size (minibatch: default 8; cpgd: default 1, more is CPGD "
+                   "with mini-batches [0636], window <= batch size + 1)")
     p.add_argument("--lr", type=float, default=None, help="learning rate (0.1 for SGD, 0.3 "
                    "for mini-batches)")
     p.add_argument("--epochs", type=int, default=6)
@@ -91,7 +93,8 @@ def train_digits(args) -> dict:
         Xtr, ytr = Xtr[:args.samples], ytr[:args.samples]
     model = build_model(args.model, args.activation, args.seed)
     dtype = "fp32" if args.numerics == "fp32" else "fp16"
-    lr = args.lr if args.lr is not None else (0.3 if args.algo == "minibatch" else 0.1)
+    batched = args.algo == "minibatch" or (args.algo == "cpgd" and (args.batch_size or 1) > 1)
+    lr = args.lr if args.lr is not None else (0.3 if batched else 0.1)
     loss = nn.CrossEntropyLoss() if args.loss == "cross-entropy" else nn.MSELoss()
     opt = optim.SGD(lr=lr, momentum=args.momentum, nesterov=args.nesterov,
                        weight_decay=args.weight_decay)
@@ -99,7 +102,7 @@ def train_digits(args) -> dict:
     plan = map_model(model, blocks=parse_blocks(args.blocks), dtype=dtype, loss=loss, optimizer=opt,
                      **({"cpgd": True, "dp_weights": args.dp_weights} if cpgd else {}))
     tr = Trainer(plan, algo=args.algo, **({"window": args.window} if cpgd else {}),
-                    batch_size=args.batch_size if args.algo == "minibatch" else None,
+                    batch_size=args.batch_size if args.algo in ("minibatch", "cpgd") else None,
                     numerics=args.numerics, seed=args.seed, progress=not args.no_progress)
     t0 = time.perf_counter()
     hist = tr.fit(Xtr, ytr, epochs=args.epochs, validation=(Xte, yte))

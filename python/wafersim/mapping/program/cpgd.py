@@ -57,8 +57,8 @@ from .spec import PeSpec
 
 __all__ = ["words", "descriptors", "buffers", "bodies", "act_counted", "forward_closed", "delta_logged",
            "own_logged", "update_done", "bias_done", "pipelined", "applied", "recompute_logged",
-           "recompute_uncounted", "setup_counting", "V_UPD", "V_INPL", "V_FVER", "V_SHIST", "OLOG", "BLOG", "RLOG", "V_NACT",
-           "V_OCNT", "V_BUPD", "V_BCNT", "V_RNACT", "V_RCNT", "V_PIPE"]
+           "recompute_uncounted", "setup_counting", "V_UPD", "V_INPL", "V_FVER", "V_SHIST",
+           "OLOG", "BLOG", "RLOG", "V_NACT", "V_OCNT", "V_BUPD", "V_BCNT", "V_RNACT", "V_RCNT", "V_PIPE"]
 
 V_UPD = W.add(W.Word("v_upd", "u16", "all", "program", "f_close, b_close (CPGD)",
                      "weight updates completed at this PE (CPGD)"))
@@ -288,8 +288,9 @@ def setup_counting(s: PeSpec) -> list[str]:
 
 def update_done(s: PeSpec) -> list[str]:
     """In the delta closeout (every column of the sample is updated here): staleness =
-    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += 1 (with
-    an optimizer with state, in the update task instead: ``applied``).
+    v_upd - v_fver[slot] into the histogram (clamped to its last bin); v_upd += v_inpl
+    (1 in place; 0 with mini-batches, and nothing with an optimizer with state: the
+    update task counts then, ``applied``).
     Keeps r5 (the closeout's flag is stored before)."""
     return ["        jmp cpud", "cpudr:"] if s.cpgd else []
 

@@ -65,7 +65,8 @@ V_UPD = W.add(W.Word("v_upd", "u16", "all", "program", "f_close, b_close (CPGD)"
 V_PIPE = W.add(W.Word("v_pipe", "u16", "all", "Trainer (algo='cpgd')", "fp_count (CPGD)",
                       "1: the end of a sample's update batch does not hold the next sample"))
 V_INPL = W.add(W.Word("v_inpl", "u16", "all", "setup (1 - v_cpm; CPGD, in-place optimizers)",
-                      "b_close (CPGD)", "1: the chain pass updates W and the delta closeout counts it"))
+                      "b_close (CPGD)",
+                      "1: the chain pass updates W and the delta closeout counts it"))
 V_NACT = W.add(W.Word("v_nact", "u16", "all", "program", "b_delta, own (CPGD order log)",
                       "f_act tasks run (CPGD order log)"))
 V_OCNT = W.add(W.Word("v_ocnt", "u16", "all", "program", "b_delta, own (CPGD order log)",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.kernels.sparse_block import B_DELTA, F_ACT, UPD, SparseBlock
+from wafersim.kernels.sparse_block import B_DELTA, F_ACT, SparseBlock
 
 LR = 0.5
 
@@ -110,9 +110,52 @@ def test_cycles_fall_with_sparsity_one_per_kept_weight():
         assert rows[0][k] > rows[1][k] > rows[2][k] > rows[3][k]
 
 
+@pytest.mark.parametrize("pruned", [0.25, 0.5, 0.9])
+def test_mini_batch_accumulates_g_and_applies_it_at_the_end(pruned):
+    """Mini-batches of 4: each sample's forward pass uses the batch's starting weights,
+    G accumulates x_i d_j per kept weight, and ``apply`` runs W += G (-lr / 4), G = 0 (2
+    vector operations over the kept weights: 8 + 2 nnz cycles with the task's start);
+    equal to numpy's masked mini-batch step, pruned weights exactly 0, G cleared."""
+    n_out, n_in, b = 16, 12, 4
+    W, mask, _, _ = _problem(n_out, n_in, pruned, seed=int(pruned * 100) + 1)
+    rng = np.random.default_rng(9)
+    X = rng.integers(-3, 4, (b, n_in)).astype(np.float32)
+    D = rng.integers(-3, 4, (b, n_out)).astype(np.float32)
+    block = SparseBlock(W, mask, LR, batch=b)
+    pe = ws.pe.LonePE()
+    pe.load(block.source())
+    block.write(pe)
+    pe.launch("main")
+    pe.run()
+    Wm = np.where(mask, W, 0).astype(np.float64)
+    for x, d in zip(X, D):
+        pe.write("fpsum", np.zeros(n_out, np.float32))
+        pe.write("dx", np.zeros(n_in, np.float32))
+        pe.inject(F_ACT, x, dtype="fp32", index=np.arange(n_in))
+        pe.run()
+        assert np.array_equal(pe.read("fpsum"), (Wm @ x).astype(np.float32))
+        pe.inject(B_DELTA, d, dtype="fp32", index=np.arange(n_out))
+        pe.run()
+        assert np.array_equal(pe.read("dx"), (Wm.T @ d).astype(np.float32))
+        pe.launch("upd")
+        pe.run()
+        assert np.array_equal(block.read_weights(pe), Wm.astype(np.float32))  # not yet
+    pe.reset_stats()
+    pe.launch("apply")
+    assert pe.run()["busy_cycles"] == 3 + 5 + 2 * block.nnz
+    want = Wm - LR / b * (D.T.astype(np.float64) @ X) * mask
+    W1 = block.read_weights(pe)
+    assert np.array_equal(W1, want.astype(np.float32)) and np.all(W1[~mask] == 0)
+    rec = np.asarray(pe.read("rec"), np.uint16).reshape(-1, 5)
+    assert np.all(rec[:block.nnz, 2:4] == 0)                # G = 0 for the next batch
+    assert block.memory_bytes()["gradients"] == 4 * block.nnz
+
+
 def test_bad_mask_is_refused():
     W = np.zeros((3, 4), np.float32)
     with pytest.raises(ws.ConfigError, match="bool array of the weights' shape"):
         SparseBlock(W, np.ones((4, 3), bool), LR)
     with pytest.raises(ws.ConfigError, match="bool array"):
         SparseBlock(W, np.ones((3, 4)), LR)
+    with pytest.raises(ws.ConfigError, match="batch must be a positive integer, got 0"):
+        SparseBlock(W, np.ones((3, 4), bool), LR, batch=0)

@@ -4,15 +4,17 @@ indexed 1D vectors (IX, wafersim's extension; docs/compute_element.md).
 
 Storage (fp32; all offsets are bytes, so that they serve as list entries directly):
 
-* ``rec``: for every input row i, in order, one 6-byte record per kept weight W[j, i], in
-  increasing j: the value (fp32) and ``4 j`` (u16), the offset of output j in ``fpsum``
-  and ``ds``. ``rtab`` gives each row's first record (offset in ``rec``) and its count.
+* ``rec``: for every input row i, in order, one record per kept weight W[j, i], in
+  increasing j: the value (fp32), in mini-batches its accumulated gradient G (fp32), and
+  ``4 j`` (u16), the offset of output j in ``fpsum`` and ``ds``: 6 bytes (SGD) or 10.
+  ``rtab`` gives each row's first record (offset in ``rec``) and its count.
 * ``crec``: for every output column j, one 4-byte record per kept weight W[j, i], in
   increasing i: the offset of its value in ``rec`` and ``4 i``, the offset of input i in
   ``dx`` and ``xs``; ``ctab`` gives each column's first record and its count.
 
-Per kept weight: 4 bytes of value and 6 of index (2 in ``rec``, 4 in ``crec``); per row
-and column 4 bytes of table. Pruned weights take none and are never touched.
+Per kept weight: 4 bytes of value (and 4 of G) and 6 of index (2 in ``rec``, 4 in
+``crec``); per row and column 4 bytes of table. Pruned weights take none and are never
+touched.
 
 Passes, each a task started by a wavelet (value in r2:r3, its index in r4 [0346]):
 
@@ -22,7 +24,9 @@ Passes, each a task started by a wavelet (value in r2:r3, its index in r4 [0346]
 * ``b_delta`` (delta d_j): keeps d_j in ``ds``, then dx[i] += W[j, i] d_j over column j's
   records: destination and source both indexed (dx by ``4 i``, the values by their offset).
 * ``upd`` (launched once the deltas are in): for every row i, W[j, i] += (-lr x_i) d_j over
-  row i's records, the deltas gathered by the same u16 entries as the forward pass.
+  row i's records, the deltas gathered by the same u16 entries as the forward pass; in
+  mini-batches of b, G[j, i] += x_i d_j instead, and ``apply`` (launched at the batch's
+  end) runs W += G (-lr / b), G = 0 over all kept weights: two vector operations.
 
 Each pass sets its descriptors' Length to the row's or column's count (a store into the
 descriptor's low word, then a DSR load) and points WLI (r4) at the row's or column's
@@ -35,25 +39,29 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["SparseBlock", "F_ACT", "B_DELTA", "UPD"]
+__all__ = ["SparseBlock", "F_ACT", "B_DELTA", "UPD", "APPLY"]
 
 F_ACT, B_DELTA, UPD = 3, 5, 40       # tasks: the activation and delta colors, the update
-REC, CREC = 6, 4                     # bytes per row record and per column record
+APPLY = 41                           # the mini-batch update
+CREC = 4                             # bytes per column record
 
 SOURCE = """
 ; one PE's block of an unstructured-sparse layer: {n_out} outputs x {n_in} inputs, {nnz} kept
 .data
 d_fy:   .dsd mem1d, base=fpsum, length=0, stride={REC}, ix=2, wli=1   ; fpsum[list of row i]
 d_fv:   .dsd mem1d, base=rec, length=0, stride={REC}, wli=1           ; the values of row i
+d_fg:   .dsd mem1d, base=rec + 4, length=0, stride={REC}, wli=1       ; G of row i
 d_ud:   .dsd mem1d, base=ds, length=0, stride={REC}, ix=2, wli=1      ; ds[list of row i]
+d_aw:   .dsd mem1d, base=rec, length={nnz}, stride={REC}              ; every kept weight
+d_ag:   .dsd mem1d, base=rec + 4, length={nnz}, stride={REC}          ; and its G
 d_bx:   .dsd mem1d, base=dx, length=0, stride={CREC}, ix=3, wli=1     ; dx[rows of column j]
 d_bw:   .dsd mem1d, base=rec, length=0, stride={CREC}, ix=4, wli=1    ; values of column j
 d_xs:   .dsd mem1d, base=xs, length=1, stride=4, wli=1
 d_ds:   .dsd mem1d, base=ds, length=1, stride=4, wli=1
-s_row:  .stride rec + 4          ; the u16 entries of the row records
+s_row:  .stride rec + {lofs}         ; the u16 entries of the row records
 s_cx:   .stride crec + 2         ; the input offsets of the column records
 s_cw:   .stride crec             ; the value offsets of the column records
-nlr:    .fp32 {neg_lr}
+nlr:    .fp32 {neg_lr}                 ; -lr (SGD), -lr / b (mini-batches)
 nin4:   .u16 {nin4}
 rtab:   .space u16, {rtab_n}        ; (the tables and xs first: `li` reaches them in one
 ctab:   .space u16, {ctab_n}        ;  instruction on blocks of up to 32 x 32)
@@ -71,6 +79,7 @@ crec:   .space u16, {crec_n}
 .task f_act, {F_ACT}
 .task b_delta, {B_DELTA}
 .task upd, {UPD}
+.task apply, {APPLY}
 
 main:   ldsr SR[2], s_row
         ldsr SR[3], s_cx
@@ -112,37 +121,52 @@ upd:    movi r7, 0                  ; 4 i
 uloop:  li r6, xs
         add16 r6, r6, r7
         mov32 r2, [r6]              ; x_i
-        fmuls r2, r2, r8            ; -lr * x_i
-        li r6, rtab
+{scale}        li r6, rtab
         add16 r6, r6, r7
         mov16 r4, [r6]
         add16 r6, r6, #2
         mov16 r5, [r6]
-        st16 r5, d_fv
+        st16 r5, {dst}
         st16 r5, d_ud
-        lds0wds S0[2], d_fv
+        lds0wds S0[2], {dst}
         lds1wds S1[2], d_ud
-        fmacs S0[2], S0[2], S1[2]   ; W[j, i] += d_j * (-lr x_i), j over row i's records
+        fmacs S0[2], S0[2], S1[2]   ; {what}, j over row i's records
         add16 r7, r7, #4
         lt16 r7, r10
         bt uloop
         term
+
+apply:  ld16 r2, nlr                ; (mini-batches) -lr / b
+        ld16 r3, nlr + 2
+        lds0wds S0[3], d_aw
+        lds1wds S1[3], d_ag
+        fmacs S0[3], S0[3], S1[3]   ; W += G * (-lr / b), every kept weight
+        lddwds D[3], d_ag
+        mov32.t D[3], #0            ; G = 0
 """
+SGD_UPDATE = dict(scale="        fmuls r2, r2, r8            ; -lr * x_i\n", dst="d_fv",
+                  what="W[j, i] += d_j * (-lr x_i)")
+BATCH_UPDATE = dict(scale="", dst="d_fg", what="G[j, i] += d_j * x_i")
 
 
 class SparseBlock:
     """The compressed storage of a block ``W`` (n_out, n_in) under ``mask`` (True = kept)
-    and its program. ``lr``: the SGD step of ``upd``."""
+    and its program. ``lr``: the learning rate; ``batch``: 1 (SGD: ``upd`` updates W) or
+    the mini-batch size b (``upd`` accumulates G, ``apply`` updates W with -lr / b)."""
 
-    def __init__(self, W: np.ndarray, mask: np.ndarray, lr: float):
+    def __init__(self, W: np.ndarray, mask: np.ndarray, lr: float, batch: int = 1):
         W = np.asarray(W, dtype=np.float32)
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.shape != W.shape or W.ndim != 2:
             raise ConfigError(f"the mask must be a bool array of the weights' shape {W.shape}, "
                               f"got {mask.dtype} {mask.shape}")
         self.n_out, self.n_in = W.shape
+        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+            raise ConfigError(f"batch must be a positive integer, got {batch!r}")
         self.mask = mask.copy()
         self.lr = float(lr)
+        self.batch = int(batch)
+        self.rec = 6 if self.batch == 1 else 10     # bytes per row record
         # rows: kept (j, i) in row-major order of W.T; its position is the record number
         self.rows = [np.flatnonzero(mask[:, i]) for i in range(self.n_in)]
         self.cols = [np.flatnonzero(mask[j, :]) for j in range(self.n_out)]
@@ -156,32 +180,36 @@ class SparseBlock:
     # ---- storage -----------------------------------------------------------------------
     def memory_bytes(self) -> dict:
         """Bytes of weights and of index per part (tables, lists): the honest count."""
-        return {"values": 4 * self.nnz, "row_index": 2 * self.nnz,
+        return {"values": 4 * self.nnz, "gradients": (self.rec - 6) * self.nnz,
+                "row_index": 2 * self.nnz,
                 "column_records": CREC * self.nnz, "tables": 4 * (self.n_in + self.n_out)}
 
     def source(self) -> str:
+        update = SGD_UPDATE if self.batch == 1 else BATCH_UPDATE
         return SOURCE.format(
-            n_out=self.n_out, n_in=self.n_in, nnz=self.nnz, REC=REC, CREC=CREC,
-            F_ACT=F_ACT, B_DELTA=B_DELTA, UPD=UPD, neg_lr=repr(-self.lr), nin4=4 * self.n_in,
+            n_out=self.n_out, n_in=self.n_in, nnz=self.nnz, REC=self.rec, CREC=CREC,
+            lofs=self.rec - 2, F_ACT=F_ACT, B_DELTA=B_DELTA, UPD=UPD, APPLY=APPLY,
+            neg_lr=repr(float(np.float32(-self.lr / self.batch))), nin4=4 * self.n_in,
             rtab_n=2 * self.n_in, ctab_n=2 * self.n_out,
-            rec_n=max(1, REC // 2 * self.nnz), crec_n=max(1, CREC // 2 * self.nnz))
+            rec_n=max(1, self.rec // 2 * self.nnz), crec_n=max(1, CREC // 2 * self.nnz),
+            **update)
 
     def write(self, pe) -> None:
         """Fills a loaded PE's tables and records from W."""
-        rec = np.zeros((max(self.nnz, 1), 3), np.uint16)
+        rec = np.zeros((max(self.nnz, 1), self.rec // 2), np.uint16)
         vals = np.array([self.W0[j, i] for i, r in enumerate(self.rows) for j in r],
                         dtype=np.float32)
         js = np.array([j for r in self.rows for j in r], dtype=np.int64)
         if self.nnz:
             rec[:self.nnz, 0:2] = vals.view(np.uint16).reshape(-1, 2)
-            rec[:self.nnz, 2] = 4 * js
-        rtab = np.array([(REC * self._first_row[i], len(r)) for i, r in enumerate(self.rows)],
+            rec[:self.nnz, -1] = 4 * js
+        rtab = np.array([(self.rec * self._first_row[i], len(r)) for i, r in enumerate(self.rows)],
                         dtype=np.uint16).ravel()
         crec, ctab, n = [], [], 0
         for j, c in enumerate(self.cols):
             ctab.append((CREC * n, len(c)))
             for i in c:
-                crec.append((REC * self._pos[(j, int(i))], 4 * int(i)))
+                crec.append((self.rec * self._pos[(j, int(i))], 4 * int(i)))
                 n += 1
         pe.write("rec", rec.ravel())
         pe.write("rtab", rtab)
@@ -191,7 +219,7 @@ class SparseBlock:
 
     def read_weights(self, pe) -> np.ndarray:
         """The dense (n_out, n_in) weights from the PE's records; pruned ones are 0."""
-        raw = np.asarray(pe.read("rec"), dtype=np.uint16).reshape(-1, 3)
+        raw = np.asarray(pe.read("rec"), dtype=np.uint16).reshape(-1, self.rec // 2)
         vals = raw[:self.nnz, 0:2].copy().view(np.float32).ravel()
         W = np.zeros((self.n_out, self.n_in), np.float32)
         for (j, i), p in self._pos.items():

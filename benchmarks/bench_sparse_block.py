@@ -1,6 +1,8 @@
 """Single-weight (unstructured) weight sparsity on one PE: emulated cycles of the three SGD
 passes (forward, delta, update) of one block stored compressed (kernels/sparse_block.py,
-indexed 1D vectors) at 0% to 90% pruned by a random element mask, against the same passes
+indexed 1D vectors) at 0% to 90% pruned by a random element mask, and by magnitude
+balanced per row (``magnitude_mask``: every row keeps the same count, so the row passes
+need no table), against the same passes
 over the block stored dense (the program below: one fused multiply-add per row or column,
 as the training mapping's dense program). Printed beside Cerebras' Hot Chips 32 (2020)
 figures for induced sparsity on CS-1 (about 2x at 25%, 2.4x at 50%), which combine
@@ -18,7 +20,7 @@ import argparse
 import numpy as np
 
 import wafersim as ws
-from wafersim.kernels.sparse_block import B_DELTA, F_ACT, SparseBlock
+from wafersim.kernels.sparse_block import B_DELTA, F_ACT, SparseBlock, magnitude_mask
 
 DENSE = """
 .data
@@ -105,21 +107,23 @@ def main() -> None:
     dense = passes(pe, x, d)
     print(f"one {n} x {n} fp32 block, busy cycles: forward / delta / update (total); "
           f"speed-up against the dense storage")
-    print(f"{'storage':<22}{'forward':>9}{'delta':>9}{'update':>9}{'total':>9}{'speed-up':>10}"
+    print(f"{'mask':<25}{'forward':>9}{'delta':>9}{'update':>9}{'total':>9}{'speed-up':>10}"
           f"{'bytes':>8}")
-    print(f"{'dense':<22}{dense[0]:>9}{dense[1]:>9}{dense[2]:>9}{sum(dense):>9}{1.0:>9.2f}x"
+    print(f"{'dense storage':<25}{dense[0]:>9}{dense[1]:>9}{dense[2]:>9}{sum(dense):>9}{1.0:>9.2f}x"
           f"{4 * n * n:>8}")
     published = {0.25: "  (Hot Chips 32: ~2x)", 0.5: "  (Hot Chips 32: ~2.4x)"}
-    for pruned in (0.0, 0.25, 0.5, 0.75, 0.9):
-        mask = rng.random((n, n)) >= pruned
+    runs = [(f"random, {int(p * 100)}% pruned", p, rng.random((n, n)) >= p)
+            for p in (0.0, 0.25, 0.5, 0.75, 0.9)]
+    runs += [(f"magnitude, {int(p * 100)}% pruned", p, magnitude_mask(W, p))
+             for p in (0.25, 0.5, 0.75)]
+    for name, pruned, mask in runs:
         block = SparseBlock(W, mask, 0.5)
         pe = ws.pe.LonePE()
         pe.load(block.source())
         block.write(pe)
         c = passes(pe, x, d)
         mem = sum(block.memory_bytes().values())
-        name = f"compressed, {int(pruned * 100)}% pruned"
-        print(f"{name:<22}{c[0]:>9}{c[1]:>9}{c[2]:>9}{sum(c):>9}{sum(dense) / sum(c):>9.2f}x"
+        print(f"{name:<25}{c[0]:>9}{c[1]:>9}{c[2]:>9}{sum(c):>9}{sum(dense) / sum(c):>9.2f}x"
               f"{mem:>8}{published.get(pruned, '')}")
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.kernels.sparse_block import B_DELTA, F_ACT, SparseBlock
+from wafersim.kernels.sparse_block import B_DELTA, F_ACT, SparseBlock, magnitude_mask
 
 LR = 0.5
 
@@ -87,7 +87,8 @@ def test_two_samples_keep_training_the_kept_weights_only():
 
 
 def test_cycles_fall_with_sparsity_one_per_kept_weight():
-    """A 32 x 32 block dense (no weight pruned), 25%, 50% and 90% pruned: each pass costs
+    """A 32 x 32 block with no weight pruned, 25%, 50% and 90% pruned by random masks:
+    through the row and column tables each pass costs
     the same per row (forward, update) or column (delta) and one cycle per kept weight
     (a zero-length vector costs one cycle): the forward pass 2 cycles of task start, the
     entry's jump and 11 instructions a row, the delta pass the same a column, the update
@@ -102,9 +103,13 @@ def test_cycles_fall_with_sparsity_one_per_kept_weight():
         _, busy = _run(block, x, d)
         per_row = np.maximum(mask.sum(axis=0), 1)
         per_col = np.maximum(mask.sum(axis=1), 1)
-        assert busy[0] == n * 14 + per_row.sum()
+        if pruned == 0:                       # every row full: no table (test below)
+            assert busy[0] == n * (8 + n) and busy[2] == 3 + 4 + 3 + n * (9 + n) + 1
+        else:
+            assert len(set(mask.sum(axis=0))) > 1
+            assert busy[0] == n * 14 + per_row.sum()
+            assert busy[2] == 3 + 4 + n * 16 + per_row.sum() + 1
         assert busy[1] == n * 14 + per_col.sum()
-        assert busy[2] == 3 + 4 + n * 16 + per_row.sum() + 1
         rows.append(busy)
     for k in range(3):
         assert rows[0][k] > rows[1][k] > rows[2][k] > rows[3][k]
@@ -149,6 +154,54 @@ def test_mini_batch_accumulates_g_and_applies_it_at_the_end(pruned):
     rec = np.asarray(pe.read("rec"), np.uint16).reshape(-1, 5)
     assert np.all(rec[:block.nnz, 2:4] == 0)                # G = 0 for the next batch
     assert block.memory_bytes()["gradients"] == 4 * block.nnz
+
+
+def test_magnitude_mask_prunes_the_smallest_of_every_row():
+    """Each input row of the block (a column of W) keeps its largest |w|: the same count
+    per row (round(p n_out) pruned), and no kept weight is smaller than a pruned one of
+    its row; trained through the kernel, the pruned ones stay 0."""
+    rng = np.random.default_rng(12)
+    W = rng.normal(0, 1, (10, 7)).astype(np.float32)
+    mask = magnitude_mask(W, 0.25)
+    assert (mask.sum(axis=0) == 10 - 2).all()          # round(2.5) = 2 (to even)
+    for i in range(7):
+        a = np.abs(W[:, i])
+        assert a[mask[:, i]].min() > a[~mask[:, i]].max()
+    assert magnitude_mask(W, 0.0).all()
+    Wi, _, x, d = _problem(10, 7, 0.0, seed=13)
+    block = SparseBlock(Wi, magnitude_mask(W, 0.5), LR)
+    pe, _ = _run(block, x, d)
+    assert np.all(block.read_weights(pe)[~block.mask] == 0)
+
+
+@pytest.mark.parametrize("p", [1.0, -0.1, float("nan"), True])
+def test_bad_pruning_fraction_is_refused(p):
+    with pytest.raises(ws.ConfigError, match=r"a pruning fraction must lie in \[0, 1\)"):
+        magnitude_mask(np.ones((3, 3)), p)
+
+
+def test_rows_of_equal_counts_skip_the_table():
+    """Magnitude pruning balanced per row (every row keeps c weights): the forward pass
+    costs 3 (task start, entry jump) + 5 + c cycles a row, the SGD update 10 + 9 + c a
+    row + 1 (against 14 + c and 16 + c through the table); results equal numpy at 25%
+    and 50% pruned."""
+    n = 32
+    for pruned in (0.25, 0.5):
+        W, _, x, d = _problem(n, n, 0.0, seed=14)
+        x[x == 0] = 1
+        d[d == 0] = 1
+        mask = magnitude_mask(W + np.arange(n * n).reshape(n, n) * 1e-3, pruned)
+        c = n - int(round(pruned * n))
+        block = SparseBlock(W, mask, LR)
+        pe, busy = _run(block, x, d)
+        assert busy[0] == n * (8 + c)
+        assert busy[1] == n * 14 + np.maximum(mask.sum(axis=1), 1).sum()
+        assert busy[2] == 3 + 4 + 3 + n * (9 + c) + 1
+        Wm = np.where(mask, W, 0).astype(np.float64)
+        assert np.array_equal(pe.read("fpsum"), (Wm @ x).astype(np.float32))
+        assert np.array_equal(pe.read("dx"), (Wm.T @ d).astype(np.float32))
+        want = np.where(mask, Wm - LR * np.outer(d, x), 0).astype(np.float32)
+        assert np.array_equal(block.read_weights(pe), want)
 
 
 def test_bad_mask_is_refused():

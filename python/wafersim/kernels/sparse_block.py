@@ -31,6 +31,8 @@ Passes, each a task started by a wavelet (value in r2:r3, its index in r4 [0346]
 Each pass sets its descriptors' Length to the row's or column's count (a store into the
 descriptor's low word, then a DSR load) and points WLI (r4) at the row's or column's
 records; its cost is a fixed overhead per row or column plus one cycle per kept weight.
+When every row keeps the same count (``magnitude_mask``), the row passes skip the table:
+their descriptors keep that Length and row i's records start at i times the row's bytes.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["SparseBlock", "F_ACT", "B_DELTA", "UPD", "APPLY"]
+__all__ = ["SparseBlock", "magnitude_mask", "F_ACT", "B_DELTA", "UPD", "APPLY"]
 
 F_ACT, B_DELTA, UPD = 3, 5, 40       # tasks: the activation and delta colors, the update
 APPLY = 41                           # the mini-batch update
@@ -48,10 +50,10 @@ CREC = 4                             # bytes per column record
 SOURCE = """
 ; one PE's block of an unstructured-sparse layer: {n_out} outputs x {n_in} inputs, {nnz} kept
 .data
-d_fy:   .dsd mem1d, base=fpsum, length=0, stride={REC}, ix=2, wli=1   ; fpsum[list of row i]
-d_fv:   .dsd mem1d, base=rec, length=0, stride={REC}, wli=1           ; the values of row i
-d_fg:   .dsd mem1d, base=rec + 4, length=0, stride={REC}, wli=1       ; G of row i
-d_ud:   .dsd mem1d, base=ds, length=0, stride={REC}, ix=2, wli=1      ; ds[list of row i]
+d_fy:   .dsd mem1d, base=fpsum, length={rl}, stride={REC}, ix=2, wli=1   ; fpsum[list of row i]
+d_fv:   .dsd mem1d, base=rec, length={rl}, stride={REC}, wli=1           ; the values of row i
+d_fg:   .dsd mem1d, base=rec + 4, length={rl}, stride={REC}, wli=1       ; G of row i
+d_ud:   .dsd mem1d, base=ds, length={rl}, stride={REC}, ix=2, wli=1      ; ds[list of row i]
 d_aw:   .dsd mem1d, base=rec, length={nnz}, stride={REC}              ; every kept weight
 d_ag:   .dsd mem1d, base=rec + 4, length={nnz}, stride={REC}          ; and its G
 d_bx:   .dsd mem1d, base=dx, length=0, stride={CREC}, ix=3, wli=1     ; dx[rows of column j]
@@ -86,20 +88,9 @@ main:   ldsr SR[2], s_row
         ldsr SR[4], s_cw
         lddwds D[5], d_xs
         lddwds D[6], d_ds
-        term
+{main_rows}        term
 
-f_act:  mul16 r4, r4, #4            ; x_i in r3:r2, i in r4 [0346]
-        mov32 D[5], r2              ; xs[i] = x_i (the update needs it)
-        li r6, rtab
-        add16 r6, r6, r4
-        mov16 r4, [r6]              ; row i's first record
-        add16 r6, r6, #2
-        mov16 r5, [r6]              ; and its count: the Length of both descriptors
-        st16 r5, d_fy
-        st16 r5, d_fv
-        lds0wds S0[0], d_fy
-        lds1wds S1[0], d_fv
-        fmacs.t S0[0], S0[0], S1[0]  ; fpsum[j] += W[j, i] * x_i, j over row i's records
+f_act:  {f_body}        fmacs.t S0[0], S0[0], S1[0]  ; fpsum[j] += W[j, i] * x_i, j over row i's records
 
 b_delta: mul16 r4, r4, #4           ; d_j in r3:r2, j in r4
         mov32 D[6], r2              ; ds[j] = d_j
@@ -118,19 +109,10 @@ upd:    movi r7, 0                  ; 4 i
         ld16 r8, nlr
         ld16 r9, nlr + 2
         ld16 r10, nin4
-uloop:  li r6, xs
+{u_pre}uloop:  li r6, xs
         add16 r6, r6, r7
         mov32 r2, [r6]              ; x_i
-{scale}        li r6, rtab
-        add16 r6, r6, r7
-        mov16 r4, [r6]
-        add16 r6, r6, #2
-        mov16 r5, [r6]
-        st16 r5, {dst}
-        st16 r5, d_ud
-        lds0wds S0[2], {dst}
-        lds1wds S1[2], d_ud
-        fmacs S0[2], S0[2], S1[2]   ; {what}, j over row i's records
+{scale}{u_row}        fmacs S0[2], S0[2], S1[2]   ; {what}, j over row i's records
         add16 r7, r7, #4
         lt16 r7, r10
         bt uloop
@@ -147,6 +129,65 @@ apply:  ld16 r2, nlr                ; (mini-batches) -lr / b
 SGD_UPDATE = dict(scale="        fmuls r2, r2, r8            ; -lr * x_i\n", dst="d_fv",
                   what="W[j, i] += d_j * (-lr x_i)")
 BATCH_UPDATE = dict(scale="", dst="d_fg", what="G[j, i] += d_j * x_i")
+
+# Rows of different counts: look the row up in rtab and write its count into the
+# descriptors' Length (14 cycles a row with the task's start, in the forward pass).
+TABLE_ROWS = dict(main_rows="", f_body="""mul16 r4, r4, #4            ; x_i in r3:r2, i in r4 [0346]
+        mov32 D[5], r2              ; xs[i] = x_i (the update needs it)
+        li r6, rtab
+        add16 r6, r6, r4
+        mov16 r4, [r6]              ; row i's first record
+        add16 r6, r6, #2
+        mov16 r5, [r6]              ; and its count: the Length of both descriptors
+        st16 r5, d_fy
+        st16 r5, d_fv
+        lds0wds S0[0], d_fy
+        lds1wds S1[0], d_fv
+""", u_pre="", u_row="""        li r6, rtab
+        add16 r6, r6, r7
+        mov16 r4, [r6]
+        add16 r6, r6, #2
+        mov16 r5, [r6]
+        st16 r5, {dst}
+        st16 r5, d_ud
+        lds0wds S0[2], {dst}
+        lds1wds S1[2], d_ud
+""")
+# Every row of the same count (magnitude_mask): the descriptors keep that Length and
+# row i's records start at i times r11 bytes (8 cycles a row in the forward pass).
+EQUAL_ROWS = dict(main_rows="""        li r11, {row_bytes}              ; bytes of one row of records
+        lds0wds S0[0], d_fy
+        lds1wds S1[0], d_fv
+""", f_body="""mov16 r5, r4                ; x_i in r3:r2, i in r4 [0346]
+        mul16 r4, r4, #4
+        mov32 D[5], r2              ; xs[i] = x_i (the update needs it)
+        mul16 r5, r5, r11
+        mov16 r4, r5                ; row i's first record
+""", u_pre="""        movi r13, 0                 ; row i's first record
+        lds0wds S0[2], {dst}
+        lds1wds S1[2], d_ud
+""", u_row="""        mov16 r4, r13
+        add16 r13, r13, r11
+""")
+
+
+def magnitude_mask(W: np.ndarray, pruned: float) -> np.ndarray:
+    """Magnitude pruning of single weights, balanced per input row of the block: each
+    column W[:, i] keeps its n_out - round(pruned * n_out) weights of largest |w| (ties:
+    the lower output first), so that every row of records has the same count and no row
+    sets the block's pace dense. True = kept."""
+    W = np.asarray(W)
+    if W.ndim != 2:
+        raise ConfigError(f"W must be a matrix (n_out, n_in), got shape {W.shape}")
+    p = float(pruned) if not isinstance(pruned, bool) else float("nan")
+    if not 0.0 <= p < 1.0:
+        raise ConfigError(f"a pruning fraction must lie in [0, 1), got {pruned!r}")
+    n_out = W.shape[0]
+    k = int(round(p * n_out))
+    order = np.argsort(-np.abs(W.astype(np.float64)), axis=0, kind="stable")
+    mask = np.zeros(W.shape, dtype=bool)
+    np.put_along_axis(mask, order[:n_out - k], True, axis=0)
+    return mask
 
 
 class SparseBlock:
@@ -185,9 +226,17 @@ class SparseBlock:
                 "column_records": CREC * self.nnz, "tables": 4 * (self.n_in + self.n_out)}
 
     def source(self) -> str:
-        update = SGD_UPDATE if self.batch == 1 else BATCH_UPDATE
-        return SOURCE.format(
-            n_out=self.n_out, n_in=self.n_in, nnz=self.nnz, REC=self.rec, CREC=CREC,
+        update = dict(SGD_UPDATE if self.batch == 1 else BATCH_UPDATE)
+        counts = {len(r) for r in self.rows}
+        equal = len(counts) == 1
+        rows = EQUAL_ROWS if equal else TABLE_ROWS
+        c = counts.pop() if equal else 0
+        fill = dict(dst=update["dst"], row_bytes=c * self.rec)
+        text = SOURCE
+        for key, part in rows.items():
+            text = text.replace("{" + key + "}", part.format(**fill))
+        return text.format(
+            rl=c, n_out=self.n_out, n_in=self.n_in, nnz=self.nnz, REC=self.rec, CREC=CREC,
             lofs=self.rec - 2, F_ACT=F_ACT, B_DELTA=B_DELTA, UPD=UPD, APPLY=APPLY,
             neg_lr=repr(float(np.float32(-self.lr / self.batch))), nin4=4 * self.n_in,
             rtab_n=2 * self.n_in, ctab_n=2 * self.n_out,

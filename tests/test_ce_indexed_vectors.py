@@ -130,6 +130,50 @@ def test_interleaved_list_and_negative_step():
     assert np.array_equal(pe.read("out"), data[idx[::-1]])
 
 
+def test_suspended_scatter_resumes_at_its_list_entry_0609():
+    """A microthreaded receive into an indexed destination (the fabric's values scattered
+    by a list), stalled after 4 of 12: the destination's Length reads 8 and its Base is
+    unchanged (the position is in the list, not Base); resumed, every value lands at its
+    list entry, and the descriptor reads as loaded again."""
+    n = 12
+    idx = np.random.default_rng(4).permutation(20)[:n]
+    pe = ws.pe.LonePE()
+    pe.load(f"""
+    .data
+    din:  .dsd fabric_in, length={n}, sw=1, ue=1, sc=1, utid=3, ac=50
+    dbuf: .dsd mem1d, base=buf, length={n}, stride=2, ix=5
+    lsr:  .stride lst
+    buf:  .space fp16, 20
+    lst:  .space u16, {n}
+    .export buf, lst
+    .code
+    .task main, 40
+    .task done, 50
+    main:   block 3
+            ldsr SR[5], lsr
+            lds1wds S1[0], din
+            lddwds D[0], dbuf
+            mov16.t D[0], S1[0]
+    done:   li r8, 1
+            term
+    """)
+    pe.write("lst", (2 * idx).astype(np.uint16))
+    pe.launch("main")
+    x = (np.arange(n, dtype=np.float16) + 1) / 4
+    pe.inject(3, x[:4])
+    pe.run(60)
+    base = pe.program.symbols["buf"].address
+    dst = unpack_dsd(pe.dsr("d", 0))
+    assert pe.stats()["suspensions"] == 1
+    assert dst["length"] == n - 4 and dst["base"] == base and dst["ix"] == 5
+    pe.inject(3, x[4:], start=pe.cycle + 10)
+    pe.run()
+    want = np.zeros(20, np.float16)
+    want[idx] = x
+    assert np.array_equal(pe.read("buf"), want)
+    assert unpack_dsd(pe.dsr("d", 0))["length"] == n and pe.gpr(8) == 1
+
+
 def test_indexed_descriptor_fields_round_trip():
     raw = pack_dsd("mem1d", base=100, length=9, stride=0, ix=5, wli=1)
     f = unpack_dsd(raw)

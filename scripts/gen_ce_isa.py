@@ -356,8 +356,9 @@ def doc_tables(isa: dict) -> str:
             signed = set(lay.get("signed", []))
             desc = ", ".join(f"{n}{' (signed)' if n in signed else ''} [{_bits(b)}]"
                              for n, b in fields)
+            ext = f" Extension: {lay['extension']}." if "extension" in lay else ""
             w(f"* **{lay['title']}** (`{lay['name']}`, type {lay['type']}, {lay['figure']}): "
-              f"{desc}.")
+              f"{desc}.{ext}")
     w("")
     fpc = isa["fp_control"]
     desc = ", ".join(f"{n} [{_bits(b)}]" for n, b in sorted(fpc["fields"].items(),

@@ -8,8 +8,9 @@ The unit of pruning is a *PE column segment*: the weights W[j, I_r] from the inp
 one block row r to one output j, which PE (r, c) (j in O_c) holds as column j of its W. A
 PE stores the kept columns only; its forward pass adds one vector per run of consecutive
 kept outputs, and its delta and chain passes skip a pruned output's delta. (A finer unit,
-single weights, would need a gather and a scatter with two indices per weight in the
-delta pass, which the CE's one index register cannot give; docs/training.md.)
+single weights, needs a gather and a scatter with an index per weight: the CE's indexed
+1D vectors give them, and kernels/sparse_block.py trains one PE's block under any mask,
+but this mapping does not use them yet; docs/training.md.)
 
 ``ws.map(model, weight_sparsity=...)`` takes None (dense), one fraction for every mapped
 layer, a list with one entry per mapped layer, or a {layer: entry} dict; an entry is None,
@@ -100,7 +101,8 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
                     f"{_NAME}[{block.index}]: the mask prunes some but not all of the weights "
                     f"from inputs {i0}..{i0 + ni - 1} to output {j}; the mapping stores a PE's "
                     f"weights by column segment (one output, the inputs of one block row: here "
-                    f"{block.rows} row(s) of inputs), so a mask must be constant on each segment")
+                    f"{block.rows} row(s) of inputs), so a mask must be constant on each segment "
+                    f"(single-weight masks: one PE's block only, kernels/sparse_block.py)")
             keep[r] = allk
         return keep
     # magnitude, balanced per PE: each PE prunes the same share of its weights, in groups

@@ -33,6 +33,7 @@ bool addresses_ok(const CeCore& core, const Operand& o, uint32_t first, uint32_t
       return even_inside(core, a, a, a, o.bytes);
     }
     case OpndKind::mem1d: {
+      if (o.ix != 0) return false;  // an indexed vector goes element by element
       const int64_t a0 = int64_t{o.base} + index_offset(core, o) + int64_t{first} * o.stride;
       const int64_t a1 = int64_t{o.base} + index_offset(core, o) + int64_t{last} * o.stride;
       return even_inside(core, std::min(a0, a1), std::max(a0, a1), a0 | o.stride, o.bytes);

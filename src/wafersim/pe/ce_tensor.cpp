@@ -50,6 +50,7 @@ Matrix matrix_operand(const At& at, const char* what, uint64_t raw, int bytes) {
     if (d.ss) {
       at.fail(std::string(what) + ": SS (single step) is not modelled", ErrorCategory::unsupported);
     }
+    if (d.ix != 0) at.fail(std::string(what) + ": an indexed 1D vector (IX) is not a matrix");
     base = d.base;
     idx = d.wli ? core.gpr[isa::kIndexGpr] : 0;
     m.rows = 1;
@@ -165,6 +166,7 @@ void ComputeElement::execute_tensor(const Instruction& in) {
       const uint64_t raw = core_.dsr.s1[in.op1];
       if (dsd_type(raw) != 1) at.fail("src1 (program): a 1D memory DSD over the bundles");
       const Mem1D d = unpack_mem1d(raw);
+      if (d.ix != 0) at.fail("src1 (program): an indexed 1D vector (IX) is not a bundle list");
       if (d.stride != 16) {
         at.fail("src1 (program): Stride must be 16 (bytes per 128-bit bundle), got " +
                 std::to_string(d.stride));

@@ -67,6 +67,7 @@ Mem1D unpack_mem1d(uint64_t r) {
   d.length = u(F::length, r);
   d.base = u(F::base, r);
   d.stride = static_cast<int32_t>(sign_extend(F::stride.get(r), F::stride.width()));
+  d.ix = b8(F::ix, r);
   d.ss = bit(F::ss, r);
   d.sa = bit(F::sa, r);
   d.wli = bit(F::wli, r);

@@ -56,6 +56,7 @@ struct FabricOut {  // FIG. 21B
 struct Mem1D {  // FIG. 21C
   uint32_t length, base;
   int32_t stride;  // bytes, signed 9 bits
+  uint8_t ix;      // index list in SR[ix] (2..7), 0 = none: wafersim's extension, bits 44:42
   bool ss, sa, wli;
 };
 struct Mem4D {  // FIG. 21D

@@ -376,6 +376,7 @@ inline constexpr Field stride{38, 30};
 inline constexpr Field ss{39, 39};
 inline constexpr Field sa{40, 40};
 inline constexpr Field wli{41, 41};
+inline constexpr Field ix{44, 42};
 inline constexpr Field type{47, 45};
 }  // namespace mem1d
 namespace mem4d {  // 4D memory vector DSD (with an XDSD of type 0), FIG. 21D [0526]-[0530]

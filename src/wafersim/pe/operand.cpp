@@ -181,6 +181,26 @@ void resolve_circular(const CeCore& core, const IssueCtx& at, Operand& o, uint64
   }
 }
 
+// IX (wafersim's extension for weight sparsity): the vector's elements lie at Base plus the
+// byte offsets of a u16 index list whose address stride register SR[IX] holds, entry k at
+// SR[IX] + k Stride (so a list can interleave with the values it indexes); WLI moves the
+// list (not Base) by GPR4, so one descriptor serves the list of every row.
+void resolve_index_list(const CeCore& core, const IssueCtx& at, Operand& o, const Mem1D& m) {
+  if (m.ix < isa::kFirstStrideReg) {
+    bad(core, at, "IX " + std::to_string(m.ix) +
+                      " names no stride register: use 0 (no index list) or 2..7 (SR[IX] holds "
+                      "the index list's address)");
+  }
+  if (m.stride % 2 != 0) {
+    bad(core, at, "an indexed 1D vector (IX " + std::to_string(m.ix) + ") steps through its "
+                      "u16 index list by Stride bytes: Stride must be even, got " +
+                      std::to_string(m.stride));
+  }
+  if (m.sa) bad(core, at, "SA on an indexed 1D vector is not modelled", ErrorCategory::unsupported);
+  o.ix = m.ix;
+  o.ix_list = core.dsr.stride_reg(m.ix) & kStrideMask;
+}
+
 }  // namespace
 
 Operand gpr_operand(const CeCore& core, const IssueCtx& at, int reg, Elem elem, Role role) {
@@ -260,6 +280,7 @@ Operand dsr_operand(const CeCore& core, const IssueCtx& at, DsrSet set, int n, E
     o.stride = m.stride;
     o.wli = m.wli;
     o.sa = m.sa;
+    if (m.ix != 0) resolve_index_list(core, at, o, m);
   } else {
     const uint64_t xraw = core.dsr.xdsr(type);
     if (isa::kXdsdType.get(xraw) == 0) {
@@ -345,8 +366,12 @@ uint32_t prn_value(CeCore& core, Elem e) {
 }
 
 // Address of element e of a memory vector (1D or 4D).
-int64_t vector_address(const CeCore& core, const Operand& o, uint32_t e) {
+int64_t vector_address(CeCore& core, const IssueCtx& at, const Operand& o, uint32_t e) {
   const int64_t idx = index_offset(core, o.wli);
+  if (o.kind == OpndKind::mem1d && o.ix != 0) {  // IX: Base + the element's list entry
+    const uint32_t entry = checked(core, at, int64_t{o.ix_list} + idx + int64_t{e} * o.stride, 2);
+    return int64_t{o.base} + static_cast<int64_t>(core.mem.read_le(entry, 2));
+  }
   if (o.kind == OpndKind::mem1d) return int64_t{o.base} + idx + int64_t{e} * o.stride;
   int64_t a = int64_t{o.base} + idx;
   uint32_t rest = e;
@@ -361,6 +386,7 @@ int64_t vector_address(const CeCore& core, const Operand& o, uint32_t e) {
 // The address of element `first` of a 1D memory vector when elements first..first+lanes-1
 // all lie, even, inside data memory (then no element needs its own check), else -1.
 int64_t mem1d_run(const CeCore& core, const Operand& o, uint32_t first, int lanes) {
+  if (o.ix != 0) return -1;  // an indexed vector: element by element
   const int64_t a0 = int64_t{o.base} + index_offset(core, o.wli) + int64_t{first} * o.stride;
   const int64_t a1 = a0 + int64_t{lanes - 1} * o.stride;
   const int64_t limit = core.cfg.data_bytes();
@@ -414,7 +440,7 @@ void read_lanes(CeCore& core, const IssueCtx& at, Operand& o, uint32_t first, in
         return;
       }
       for (int k = 0; k < lanes; ++k) {
-        const uint32_t addr = checked(core, at, vector_address(core, o, first + k), o.bytes);
+        const uint32_t addr = checked(core, at, vector_address(core, at, o, first + k), o.bytes);
         out[k] = static_cast<uint32_t>(core.mem.read_le(addr, o.bytes));
       }
       return;
@@ -464,7 +490,7 @@ void write_lanes(CeCore& core, const IssueCtx& at, Operand& o, uint32_t first, i
         return;
       }
       for (int k = 0; k < lanes; ++k) {
-        const uint32_t addr = checked(core, at, vector_address(core, o, first + k), o.bytes);
+        const uint32_t addr = checked(core, at, vector_address(core, at, o, first + k), o.bytes);
         core.mem.write_le(addr, o.bytes, in[k]);
       }
       return;

@@ -53,6 +53,10 @@ struct Operand {
   uint32_t base = 0;
   int32_t stride = 0;        // bytes
   bool wli = false, sa = false;
+  // an indexed 1D vector (IX, wafersim's extension): element k lies at Base + the u16 at
+  // ix_list + k Stride (+ GPR4 under WLI); ix_list is SR[IX] read at issue. 0 = none.
+  uint8_t ix = 0;
+  uint32_t ix_list = 0;
   Dims4 dims;
   std::array<int32_t, 4> dim_stride{};
   // circular buffers: the live pointer (Base, FW) stays in the DSR [0534], [0542]

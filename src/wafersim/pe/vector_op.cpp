@@ -172,8 +172,10 @@ void issue_vector_op(VectorOp& op, const CeCore& core, const Instruction& in, ui
   }
   op.width = sw ? sw : info.simd;
   // A register destination takes one element per iteration so that accumulating into it
-  // (src0 = dst = GPR) sees every element; sparse mode reads one index per element.
+  // (src0 = dst = GPR) sees every element; sparse mode reads one index per element, and
+  // so does an indexed memory vector (IX: one list entry read per element).
   if (op.dst.kind == OpndKind::gpr || op.src0.us || op.src1.us || op.colorset) op.width = 1;
+  if (op.src0.ix != 0 || op.src1.ix != 0 || op.dst.ix != 0) op.width = 1;
 
   for (int i = 0; i < 3; ++i) {
     const Operand& o = *operands(op)[i];
@@ -312,7 +314,7 @@ void write_back_progress(CeCore& core, VectorOp& op) {
   for (Operand* o : operands(op)) {
     if (o->kind != OpndKind::mem1d && !o->is_fabric()) continue;
     uint64_t raw = with_length(o->issue_raw, remaining);
-    if (o->kind == OpndKind::mem1d) {
+    if (o->kind == OpndKind::mem1d && o->ix == 0) {  // (an indexed vector's Base stays)
       const int64_t next = int64_t{o->base} + int64_t{op.done} * o->stride;
       raw = with_base(raw, static_cast<uint32_t>(next) & 0x7FFFu);
     }

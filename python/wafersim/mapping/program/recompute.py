@@ -55,7 +55,7 @@ from .spec import PeSpec
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
            "replay_finished", "discard_inputs", "discard_table", "recompute_mode",
            "send_trigger", "trigger_descriptors", "delta_gate", "recompute_done",
-           "trigger_admit", "trigger_done", "stream_done"]
+           "trigger_admit", "trigger_done", "stream_done", "sample_update"]
 
 #: Registers the loop keeps between iterations. r1 holds a return address only within a
 #: task, r15 nothing else (registers.py). Not r13: in fp32 it is the high half of a
@@ -231,8 +231,9 @@ def trigger_done(s: PeSpec) -> list[str]:
             "        st16 r5, v_rcb"]
 
 def stream_done(s: PeSpec) -> list[str]:
-    """In ``bp_end`` without a mini-batch update (``v_cpm`` = 0: CPGD), after ``v_infl``
-    is decremented: the host marks a CPGD epoch's last sample as ending a batch, so that
+    """In ``bp_end`` without a mini-batch update (``v_cpm`` = 0: CPGD in place), or after
+    CPGD's per-sample update (``sample_update``), after ``v_infl`` is decremented: the
+    host marks a CPGD epoch's last sample as ending a batch, so that
     ``rc_try`` knows no forward pass will come before the last recomputes (``v_bfull``);
     once every sample of the epoch has ended here, the mark is cleared, so that the
     next epoch (or an evaluation) is admitted: at every PE of such a plan, in a segment
@@ -244,6 +245,24 @@ def stream_done(s: PeSpec) -> list[str]:
             "        bf admit",
             "        movi r5, 0",
             "        st16 r5, v_bfull               ; the epoch has ended here (CPGD)"]
+
+
+def sample_update(s: PeSpec, then: str) -> list[str]:
+    """In ``bp_end`` with an update batch (``v_cpm`` = 1), after ``v_gcnt`` is counted, on
+    a plan with ``stream_end``: under ``algo="cpgd"`` (``v_pipe`` = 1) an optimizer with
+    state updates at the end of every sample's backward pass here (a mini-batch of one,
+    as on a CPGD plan without a discarding layer), whatever the sample's mark says: the
+    mark is the epoch's end (``v_bfull``, cleared by ``stream_done`` at ``then``), so the
+    recompute queue sees it. Otherwise (mini-batches on this plan) falls through to the
+    mini-batch's end."""
+    if not s.stream_end:
+        return []
+    return ["        ld16 r5, v_pipe",
+            "        eq16 r5, #0",
+            "        bt bpb",
+            f"        li r1, {then}",
+            "        jmp ap                         ; CPGD: this sample's update [0625]",
+            "bpb:"]
 
 
 def send_trigger(s: PeSpec) -> list[str]:

@@ -289,7 +289,6 @@ def test_prediction_after_rcp_training_is_the_forward_pass():
 # ---- what is refused --------------------------------------------------------------------------
 @pytest.mark.parametrize("kw, words", [
     ({"weight_sparsity": 0.25}, "weight_sparsity"),
-    ({"activation_threshold": 0.0}, "activation_threshold"),
 ])
 def test_map_refuses_what_the_recompute_pass_does_not_cover(kw, words):
     sizes, act, blocks, _ = NETS["mse4"]

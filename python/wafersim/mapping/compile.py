@@ -267,11 +267,12 @@ def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, 
 
     check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
     gone = [l for l, k in enumerate(keeps) if not k]
-    for what, bad in (("weight_sparsity", any(p is not None for p in pruning)),
-                      ("activation_threshold", any(t is not None for t in thresholds))):
+    # (activation thresholds need nothing: the replay skips what was stored as 0, never
+    # sent, and the replayed sends go through the same thresholded sender)
+    for what, bad in (("weight_sparsity", any(p is not None for p in pruning)),):
         if bad:
             raise ConfigError(
                 f"checkpoint: layer(s) {gone} discard their forward activations, and the "
-                f"wafer's recompute pass is built for dense layers without activation "
-                f"thresholds; {what} is not supported with it "
-                f"(docs/unsupported_functionality.md)", category="unsupported")
+                f"wafer's recompute pass is built for dense layers; {what} is not "
+                f"supported with it (docs/unsupported_functionality.md)",
+                category="unsupported")

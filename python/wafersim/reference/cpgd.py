@@ -117,7 +117,8 @@ class CpgdReference:
     def _recompute(self, acts, recompute_weights) -> None:
         """A reverse checkpoint: the discarded inputs of each segment's layers k+1 .. m-1,
         recomputed from layer k's stored input with the weights ``recompute_weights``
-        gives (z kept for f' as the forward pass keeps it)."""
+        gives (z kept for f' as the forward pass keeps it; with a threshold, |a| <= t
+        dropped again and a kept for f', as the forward pass does)."""
         m = self.mlp
         for k, end in self.segments():
             a = acts[k]
@@ -129,6 +130,10 @@ class CpgdReference:
                     a = m.layer_forward(l, a)
                 finally:
                     m.W[l], m.b[l] = Wc, bc
+                t = m.thresholds[l]
+                if t is not None:
+                    m.kept[l] = a
+                    a = np.where(np.abs(a) <= _f32(t), _f32(0), a).astype(_f32)
                 acts[l + 1] = a
 
     def step(self, x, y, forward_weights, unread_weights=None, recompute_weights=None) -> float:

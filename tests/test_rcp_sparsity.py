@@ -106,6 +106,51 @@ def test_rcp_with_threshold_zero_equals_rcp_without_threshold_ec411():
     assert _same(a.weights(), b.weights()) and ha.loss == hb.loss
 
 
+@pytest.mark.parametrize("policy, algo, batch, opt", [
+    (2, "sgd", 1, {}),
+    ([0, 3], "sgd", 1, {"momentum": 0.9}),
+    (4, "sgd", 1, {}),
+    (2, "minibatch", 4, {}),
+    (4, "minibatch", 5, {"momentum": 0.5, "nesterov": True, "weight_decay": 0.01}),
+])
+def test_rcp_with_weight_sparsity_is_bit_identical_to_without_0653(policy, algo, batch, opt):
+    """Half of each layer's weights pruned by magnitude (stored compressed: the replay of a
+    sparse PE runs one multiply-add per run of kept outputs, as its forward pass does):
+    weights, biases and losses equal, bit for bit, the same sparse run without the
+    checkpoint and the device-order reference with the same mask; pruned weights stay
+    exactly 0; the recompute ran once per sample."""
+    sgd = ws.optim.SGD(lr=0.1, **opt)
+    tr, hist, X, Y = _fit(policy, algo, batch, weight_sparsity=0.5, optimizer=sgd)
+    plain, hist0, _, _ = _fit(None, algo, batch, weight_sparsity=0.5,
+                              optimizer=ws.optim.SGD(lr=0.1, **opt))
+    masks = tr.plan.weight_masks()
+    assert all(m is not None and not m.all() for m in masks)
+    assert all(np.array_equal(m, m0) for m, m0 in zip(masks, plain.plan.weight_masks()))
+    assert any(tr.plan.specs[p].sparse and len(tr.plan.specs[p].runs()) > 1
+               for b in tr.plan.layers if b.index in [k for k, _ in
+                                                      recompute_segments(tr.plan.keeps)]
+               for p in b.points())     # a replay with several runs of kept outputs
+    assert _same(tr.weights(), plain.weights())
+    assert hist.loss == hist0.loss
+    assert all(r == len(X) for r in _replays(tr, tr.plan.keeps))
+    model = mlp(SIZES, 4, ws.nn.ReLU)
+    ref = MaskedDeviceOrderMLP(_params(model), [d.activation for d in model.dense_layers()],
+                               BLOCKS, masks=masks, **opt)
+    _, losses = ref.fit(X, Y, 0.1, algo, batch)
+    for (W, b), (Wr, br), m in zip(tr.weights(), ref.params(), masks, strict=True):
+        assert np.all(W[~m] == 0)
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)
+    assert hist.loss[0] == pytest.approx(losses.mean(), rel=1e-12)
+
+
+def test_rcp_with_both_sparsities_is_bit_identical_to_without():
+    """Thresholds and pruned weights together, mini-batches of 4, checkpoint=2."""
+    kw = {"activation_threshold": THRESHOLDS, "weight_sparsity": 0.25}
+    a, ha, _, _ = _fit(2, "minibatch", 4, **kw)
+    b, hb, _, _ = _fit(None, "minibatch", 4, **kw)
+    assert _same(a.weights(), b.weights()) and ha.loss == hb.loss
+
+
 def test_cpgd_with_rcp_and_an_activation_threshold_replayed_bit_for_bit_ec411_0615():
     """Under CPGD (3 samples in flight, lr 0.1) the recompute reads the current weights
     ([0615]) and drops |a| <= t of what it recomputes: the numpy CPGD reference that
@@ -133,3 +178,4 @@ def test_cpgd_with_rcp_and_an_activation_threshold_replayed_bit_for_bit_ec411_06
     sgd = ws.map(model.copy(), blocks=BLOCKS, activation_threshold=THRESHOLDS)
     hs = ws.Trainer(sgd, lr=0.1, progress=False).fit(X, Y, shuffle=False)
     assert _same(one.read_weights(), sgd.read_weights()) and h1.loss == hs.loss
+

@@ -288,7 +288,7 @@ def test_prediction_after_rcp_training_is_the_forward_pass():
 
 # ---- what is refused --------------------------------------------------------------------------
 @pytest.mark.parametrize("kw, words", [
-    ({"weight_sparsity": 0.25}, "weight_sparsity"),
+    ({"cpgd": True, "dp_weights": "forward"}, "dp_weights"),
 ])
 def test_map_refuses_what_the_recompute_pass_does_not_cover(kw, words):
     sizes, act, blocks, _ = NETS["mse4"]

@@ -93,8 +93,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       discarding layers (one activation slot each) take the recomputed activations
       (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD,
       mini-batches or CPGD (``cpgd=True``: the recompute uses the current weights
-      [0615]; with ``order_log`` the PEs also log when each recompute read W);
-      weight_sparsity and activation_threshold are refused with it.
+      [0615]; with ``order_log`` the PEs also log when each recompute read W), with
+      activation thresholds and weight sparsity too (the recompute drops and skips what
+      the forward pass did).
       ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its
@@ -230,7 +231,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         _check_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,
                           _with_cpgd(_extra_bytes(dense, esize, int(slots), loss, optimizer),
                                      cpgd, int(slots), order_log),
-                          pruning=pruning, thresholds=thresholds, order_log=order_log)
+                          order_log=order_log)
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))
     residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
@@ -255,10 +256,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
 
 
 def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,
-                      pruning, thresholds, order_log: int) -> None:
+                      order_log: int) -> None:
     """A policy under which some layer discards: PE memory under it (a clear error naming
-    the layer and the limit), and the combinations the wafer's recompute pass does not
-    cover refused with a ConfigError naming them (docs/unsupported_functionality.md)."""
+    the layer and the limit)."""
     def need_of(b, r, c):
         nin, nout = b.in_groups[r][1], b.out_groups[c][1]
         rlog = recompute_log_bytes(order_log)     # (a bound: at every PE, in a segment or not)
@@ -266,13 +266,6 @@ def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, 
                              extra(b.index, nin, nout, r == c)) + rlog
 
     check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
-    gone = [l for l, k in enumerate(keeps) if not k]
-    # (activation thresholds need nothing: the replay skips what was stored as 0, never
-    # sent, and the replayed sends go through the same thresholded sender)
-    for what, bad in (("weight_sparsity", any(p is not None for p in pruning)),):
-        if bad:
-            raise ConfigError(
-                f"checkpoint: layer(s) {gone} discard their forward activations, and the "
-                f"wafer's recompute pass is built for dense layers; {what} is not "
-                f"supported with it (docs/unsupported_functionality.md)",
-                category="unsupported")
+    # (activation thresholds and weight sparsity need no check: the replay skips what was
+    # stored as 0, never sent, and runs f_act's multiply-adds, one per run of kept outputs
+    # with pruned weights; the replayed sends go through the same thresholded sender)

@@ -50,6 +50,7 @@ from .. import task_ids as T
 from ..registers import FSLOT, ROWB
 from . import cpgd
 from .idioms import chain_hop
+from .sparse_weights import forward_runs
 from .spec import PeSpec
 
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
@@ -132,7 +133,8 @@ def replay_finalize(s: PeSpec) -> list[str]:
 
 
 def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
-    """r_replay: fpsum += W[O_c, i] * a_i for each stored a_i != 0 of the backward slot, i
+    """r_replay: fpsum += W[O_c, i] * a_i (a sparse PE: over its runs of kept outputs) for
+    each stored a_i != 0 of the backward slot, i
     increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
     finalizer's column sums and sends in replay mode, ``replay_finalize``). The loop keeps the row's byte
     offset in r1 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
@@ -143,20 +145,24 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          "r_replay: ld16 r5, v_bpsl",
          f"        li r0, {E}",
          "        mul16 r5, r5, r0",
-         f"        li r0, w + {s.nout * E}",
+         f"        li r0, w + {s.ncols * E}",
          "        add16 r5, r5, r0               ; &a_0 in the backward slot",
          f"        movi {_ROW}, 0",
          f"        li {_END}, {s.nin * s.row_bytes}",
          "rpl:    mov16 r6, r5",
          f"        add16 r6, r6, {_ROW}",
          f"        {MV} r2, [r6]                  ; a_i as stored by f_act",
-         f"        feq{FX} r2, #0",
-         "        bt rpz                         ; zeros were never sent [0408]",
-         f"        mov16 r4, {_ROW}                 ; W[O_c, i]: the row at r4 (WLI)",
-         f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i, as f_act [0408]",
-         f"rpz:    add16 {_ROW}, {_ROW}, {ROWB}",
-         f"        ltu16 {_ROW}, {_END}               ; (unsigned: rows may pass 32 KiB / 2)",
-         "        bt rpl"]
+         f"        feq{FX} r2, #0"]
+    # weight sparsity: f_act's multiply-adds, one per run of kept outputs (sparse_weights;
+    # three instructions a run: a loop beyond a branch's reach would be refused at ws.map
+    # by the encoder, naming the PE; the runs' descriptors run out of reach first)
+    macs = forward_runs(s) if s.sparse else [
+        f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i, as f_act [0408]"]
+    L += ["        bt rpz                         ; zeros were never sent [0408]",
+          f"        mov16 r4, {_ROW}                 ; W[O_c, i]: the row at r4 (WLI)"] + macs
+    L += [f"rpz:    add16 {_ROW}, {_ROW}, {ROWB}",
+          f"        ltu16 {_ROW}, {_END}               ; (unsigned: rows may pass 32 KiB / 2)",
+          "        bt rpl"]
     if then is None:
         then = replay_finalize(s) if s.final else replay_chain(s)
     return L + then

@@ -33,7 +33,9 @@ did not read (a zero input), as stored at the sample's activation closeout there
 ``keeps`` (a reverse checkpoint, FIG. 27D, [0615], [0653]-[0655]): per layer, whether it
 keeps its inputs; after a sample's forward pass, each segment's discarded activations are
 recomputed from its kept layer with the weights a callback gives (by default the current
-ones, [0615]: "the most recent weights"), and its backward pass uses them.
+ones, [0615]: "the most recent weights"), and its backward pass uses them. With
+``dp_weights="forward"`` a discarding layer's delta pass reads the weights its recompute
+read (the forward pass whose activations the backward pass uses), every row.
 :func:`replay_order_log` takes those weights from the log's ``rlog``.
 """
 
@@ -143,7 +145,9 @@ class CpgdReference:
         b) (default: the current weights); then delta and chain passes in place.
         With dp_weights="forward" the delta pass reads the forward pass's W, except that
         ``unread_weights(self, l, a_in, W)``, if given, says what it reads in the rows of
-        zero inputs. Returns the sample's loss."""
+        zero inputs; a discarding layer's delta pass reads the weights of its recompute
+        (every row: ``recompute_weights`` with every input nonzero). Returns the sample's
+        loss."""
         m = self.mlp
         acts = [np.asarray(x, dtype=_f32)]
         m.pre, m.z, m.kept = {}, {}, {}
@@ -165,9 +169,14 @@ class CpgdReference:
         acts = list(acts)
         self._recompute(acts, recompute_weights)
         if self.dp_weights == "forward":
-            m.dp_weights = {l: read[l] if unread_weights is None
-                            else unread_weights(self, l, acts[l], read[l])
-                            for l in range(1, self.L)}
+            m.dp_weights = {}
+            for l in range(1, self.L):
+                if self.keeps[l]:
+                    m.dp_weights[l] = (read[l] if unread_weights is None
+                                       else unread_weights(self, l, acts[l], read[l]))
+                else:       # its recompute's weights [0634], every row
+                    m.dp_weights[l] = m.W[l] if recompute_weights is None else \
+                        recompute_weights(self, l, np.ones(m.W[l].shape[1], _f32))[0]
         try:
             if m.in_place:
                 deltas, loss = m.backward(acts, y, mode="sgd", lr=self.lr)
@@ -279,7 +288,7 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
         return Wmix, bias
 
     flog = log.get("flog", {})
-    if ref.dp_weights == "forward" and not flog:
+    if ref.dp_weights == "forward" and not flog and any(ref.keeps[1:]):
         raise ValueError("dp_weights='forward' needs the log's flog (a plan mapped with "
                          "dp_weights='forward' and order_log)")
 

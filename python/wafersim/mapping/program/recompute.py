@@ -134,10 +134,9 @@ def replay_finalize(s: PeSpec) -> list[str]:
 
 def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
     """r_replay: fpsum += W[O_c, i] * a_i (a sparse PE: over its runs of kept outputs) for
-    each stored a_i != 0 of the backward slot, i
-    increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
-    finalizer's column sums and sends in replay mode, ``replay_finalize``). The loop keeps the row's byte
-    offset in r1 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
+    each stored a_i != 0 of the backward slot, i increasing, then ``then`` (default: a
+    worker's chain hop, ``replay_chain``; a finalizer's column sums and sends in replay
+    mode, ``replay_finalize``). The loop keeps the row's byte offset in r1 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
     address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]. Its
     instructions count in the forward pass's statistics (``Plan.pass_of_pc``)."""
     E, MV, FX = s.esize, s.MV, s.FX
@@ -154,8 +153,8 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          f"        {MV} r2, [r6]                  ; a_i as stored by f_act",
          f"        feq{FX} r2, #0"]
     # weight sparsity: f_act's multiply-adds, one per run of kept outputs (sparse_weights;
-    # three instructions a run: a loop beyond a branch's reach would be refused at ws.map
-    # by the encoder, naming the PE; the runs' descriptors run out of reach first)
+    # three instructions a run: a loop beyond a branch's reach is refused at ws.map by the
+    # encoder, naming the PE; in a test, 35 runs pushed the PE's words out of reach first)
     macs = forward_runs(s) if s.sparse else [
         f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i, as f_act [0408]"]
     L += ["        bt rpz                         ; zeros were never sent [0408]",

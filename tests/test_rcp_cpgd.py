@@ -216,17 +216,3 @@ def test_cpgd_with_rcp_replayed_order_equals_the_wafer_bit_for_bit_fp32_0615(pol
     replay_order_log(plain, X, Y, runs["plain"][0].layers, runs["plain"][3])
     assert _same(_weights(runs["plain"][0]), plain.params())
 
-
-@pytest.mark.parametrize("opt", [lambda: ws.optim.SGD(lr=0.05, momentum=0.9),
-                                 lambda: ws.optim.Adam(lr=0.01)])
-def test_trainer_refuses_cpgd_with_an_optimizer_with_state_under_a_discarding_policy(opt):
-    """An optimizer with state runs CPGD as an update batch per sample, whose batch mark
-    would hide the epoch's last sample from the recompute queue: refused by name (the
-    same plan trains with algo='sgd'), plain SGD is not."""
-    plan = ws.map(mlp(SIZES, 4, ws.nn.ReLU), blocks=BLOCKS, checkpoint=2, cpgd=True,
-                  optimizer=opt())
-    with pytest.raises(ws.ConfigError) as e:
-        ws.Trainer(plan, algo="cpgd", window=3, progress=False)
-    assert e.value.category == "unsupported" and "[1, 3]" in str(e.value)
-    ws.Trainer(plan, algo="sgd", progress=False)
-    ws.Trainer(_plan(2), algo="cpgd", window=3, progress=False)

@@ -285,16 +285,3 @@ def test_prediction_after_rcp_training_is_the_forward_pass():
     b = ws.Trainer(ws.map(mlp(sizes, 4, act), blocks=blocks), progress=False)
     assert np.array_equal(a.predict(X), b.predict(X))
 
-
-# ---- what is refused --------------------------------------------------------------------------
-@pytest.mark.parametrize("kw, words", [
-    ({"weight_sparsity": 0.25}, "weight_sparsity"),
-    ({"activation_threshold": 0.0}, "activation_threshold"),
-])
-def test_map_refuses_what_the_recompute_pass_does_not_cover(kw, words):
-    sizes, act, blocks, _ = NETS["mse4"]
-    w = ws.Wafer(3, 9, mode="colors", colors=24)
-    with pytest.raises(ws.ConfigError) as e:
-        ws.map(mlp(sizes, 4, act), w, blocks=blocks, checkpoint=2, **kw)
-    assert e.value.category == "unsupported" and words in str(e.value)
-    assert not any(w.pe(r, c).loaded for r in range(3) for c in range(9))

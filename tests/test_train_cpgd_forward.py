@@ -183,8 +183,6 @@ def test_bad_dp_weights_are_refused_before_any_cycle():
         ws.map(model.copy(), blocks=shapes, cpgd=True, dp_weights="old")
     with pytest.raises(ws.ConfigError, match=r"dp_weights='forward'.*needs cpgd=True"):
         ws.map(model.copy(), blocks=shapes, dp_weights="forward")
-    with pytest.raises(ws.ConfigError, match=r"not supported with a reverse checkpoint"):
-        ws.map(model.copy(), blocks=shapes, cpgd=True, dp_weights="forward", checkpoint=[0])
     cur = ws.map(model.copy(), blocks=shapes, cpgd=True, slots=3)
     fwd = ws.map(model.copy(), blocks=shapes, cpgd=True, slots=3, dp_weights="forward")
     cycles = cur.wafer.cycle, fwd.wafer.cycle

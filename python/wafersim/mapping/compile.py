@@ -38,15 +38,18 @@ def _extra_bytes(dense, esize: int, slots: int, loss, optimizer):
 
 
 def _with_cpgd(extra, cpgd: bool, slots: int, order_log: int, esize: int = 4,
-               dp_weights: str = "current"):
+               dp_weights: str = "current", keeps=None):
     """``extra`` plus the bytes of CPGD's bookkeeping (cpgd_options.cpgd_bytes) and of
-    the delta pass's weight snapshots (cpgd_options.snapshot_bytes)."""
+    the delta pass's weight snapshots (cpgd_options.snapshot_bytes; none in a layer that
+    ``keeps`` says discards: PeSpec.snapshot)."""
     if not cpgd:
         return extra
+    def snap(i: int) -> str:
+        return dp_weights if keeps is None or keeps[i] else "current"
     return lambda i, nin, nout, final: (
         extra(i, nin, nout, final)
-        + cpgd_bytes(slots, order_log, final, dp_weights == "forward" and i > 0)
-        + snapshot_bytes(i, nin, nout, esize, slots, dp_weights))
+        + cpgd_bytes(slots, order_log, final, snap(i) == "forward" and i > 0)
+        + snapshot_bytes(i, nin, nout, esize, slots, snap(i)))
 
 
 def _origin(origin) -> tuple[int, int]:
@@ -93,8 +96,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       discarding layers (one activation slot each) take the recomputed activations
       (docs/training.md, "Reverse checkpoint"); such a plan trains with SGD,
       mini-batches or CPGD (``cpgd=True``: the recompute uses the current weights
-      [0615]; with ``order_log`` the PEs also log when each recompute read W);
-      weight_sparsity and activation_threshold are refused with it.
+      [0615]; with ``order_log`` the PEs also log when each recompute read W), with
+      activation thresholds and weight sparsity too (the recompute drops and skips what
+      the forward pass did).
       ``mapping.checkpoint.checkpoint_memory`` tells what a policy would save on a plan.
     * ``smear``: neuron smearing (FIG. 17-20, [0468]-[0494]): a {layer: portions} dict
       splitting each neuron of the layer into fan-in portions, one per PE row of its
@@ -110,7 +114,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       ``dp_weights``: which weights a sample's delta pass uses [0634]: "current" (those
       stored when its deltas arrive) or "forward" (those its own forward pass read: every
       PE with a delta pass keeps a snapshot of its W per slot, taken row by row by CE
-      instructions as the forward pass reads it; program/cpgd_snapshot.py). Needs cpgd=True.
+      instructions as the forward pass reads it; program/cpgd_snapshot.py; a discarding
+      layer of a reverse checkpoint keeps none: its delta pass reads what its recompute
+      read, which W still holds). Needs cpgd=True.
     * ``weight_sparsity``: pruned weights, stored compressed (no memory, no cycles) and kept
       at zero through training: None (dense), a fraction p in [0, 1) for every layer
       (magnitude pruning), a list with one entry per mapped layer, or a {layer: entry}
@@ -171,7 +177,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         raise ConfigError("cpgd=True is not supported with weight_sparsity: the staleness "
                           "counters and the order log are not wired into the compressed "
                           "programs (docs/unsupported_functionality.md)", category="unsupported")
-    dp_weights = check_dp_weights(dp_weights, cpgd, keeps, pruning)
+    dp_weights = check_dp_weights(dp_weights, cpgd, pruning)
     if slots is None:
         slots = min(2 * len(dense), 64)
     if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or not 1 <= slots <= 64:
@@ -229,8 +235,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     if recompute:
         _check_checkpoint(layer_blocks, keeps, esize, int(slots), data_bytes,
                           _with_cpgd(_extra_bytes(dense, esize, int(slots), loss, optimizer),
-                                     cpgd, int(slots), order_log),
-                          pruning=pruning, thresholds=thresholds, order_log=order_log)
+                                     cpgd, int(slots), order_log, esize, dp_weights, keeps),
+                          order_log=order_log)
     # colors already routed on the routers this mapping will use are not reused
     branch = bool(branch_blocks(dense))
     residual = len(residual_blocks(dense)) > len(branch_blocks(dense))
@@ -255,10 +261,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
 
 
 def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,
-                      pruning, thresholds, order_log: int) -> None:
+                      order_log: int) -> None:
     """A policy under which some layer discards: PE memory under it (a clear error naming
-    the layer and the limit), and the combinations the wafer's recompute pass does not
-    cover refused with a ConfigError naming them (docs/unsupported_functionality.md)."""
+    the layer and the limit)."""
     def need_of(b, r, c):
         nin, nout = b.in_groups[r][1], b.out_groups[c][1]
         rlog = recompute_log_bytes(order_log)     # (a bound: at every PE, in a segment or not)
@@ -266,12 +271,6 @@ def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, 
                              extra(b.index, nin, nout, r == c)) + rlog
 
     check_checkpoint_fits(blocks, slots, esize, keeps, limit, need_of)
-    gone = [l for l, k in enumerate(keeps) if not k]
-    for what, bad in (("weight_sparsity", any(p is not None for p in pruning)),
-                      ("activation_threshold", any(t is not None for t in thresholds))):
-        if bad:
-            raise ConfigError(
-                f"checkpoint: layer(s) {gone} discard their forward activations, and the "
-                f"wafer's recompute pass is built for dense layers without activation "
-                f"thresholds; {what} is not supported with it "
-                f"(docs/unsupported_functionality.md)", category="unsupported")
+    # (activation thresholds and weight sparsity need no check: the replay skips what was
+    # stored as 0, never sent, and runs f_act's multiply-adds, one per run of kept outputs
+    # with pruned weights; the replayed sends go through the same thresholded sender)

@@ -39,7 +39,7 @@ def check_cpgd(cpgd, order_log, dense, optimizer_lowering) -> tuple[bool, int]:
     return cpgd, int(order_log)
 
 
-def check_dp_weights(dp_weights, cpgd: bool, keeps, pruning) -> str:
+def check_dp_weights(dp_weights, cpgd: bool, pruning) -> str:
     """``ws.map(..., dp_weights=)`` checked (after check_cpgd)."""
     if not isinstance(dp_weights, str) or dp_weights not in DP_WEIGHTS:
         raise ConfigError(f"dp_weights must be one of {', '.join(DP_WEIGHTS)}, got {dp_weights!r}")
@@ -48,10 +48,6 @@ def check_dp_weights(dp_weights, cpgd: bool, keeps, pruning) -> str:
             raise ConfigError("dp_weights='forward' (the delta pass with the weights of the "
                               "sample's own forward pass [0634]) is a CPGD option: it needs "
                               "cpgd=True")
-        if not all(keeps):
-            raise ConfigError("dp_weights='forward' is not supported with a reverse checkpoint "
-                              "(the recompute pass does not take snapshots; "
-                              "docs/unsupported_functionality.md)", category="unsupported")
         if any(p is not None for p in pruning):
             raise ConfigError("dp_weights='forward' is not supported with weight_sparsity "
                               "(docs/unsupported_functionality.md)", category="unsupported")

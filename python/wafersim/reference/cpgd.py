@@ -33,7 +33,9 @@ did not read (a zero input), as stored at the sample's activation closeout there
 ``keeps`` (a reverse checkpoint, FIG. 27D, [0615], [0653]-[0655]): per layer, whether it
 keeps its inputs; after a sample's forward pass, each segment's discarded activations are
 recomputed from its kept layer with the weights a callback gives (by default the current
-ones, [0615]: "the most recent weights"), and its backward pass uses them.
+ones, [0615]: "the most recent weights"), and its backward pass uses them. With
+``dp_weights="forward"`` a discarding layer's delta pass reads the weights its recompute
+read (the forward pass whose activations the backward pass uses), every row.
 :func:`replay_order_log` takes those weights from the log's ``rlog``.
 
 ``batch_size`` B > 1 (CPGD with mini-batches, [0636]): every sample accumulates its
@@ -139,7 +141,8 @@ class CpgdReference:
     def _recompute(self, acts, recompute_weights) -> None:
         """A reverse checkpoint: the discarded inputs of each segment's layers k+1 .. m-1,
         recomputed from layer k's stored input with the weights ``recompute_weights``
-        gives (z kept for f' as the forward pass keeps it)."""
+        gives (z kept for f' as the forward pass keeps it; with a threshold, |a| <= t
+        dropped again and a kept for f', as the forward pass does)."""
         m = self.mlp
         for k, end in self.segments():
             a = acts[k]
@@ -151,6 +154,10 @@ class CpgdReference:
                     a = m.layer_forward(l, a)
                 finally:
                     m.W[l], m.b[l] = Wc, bc
+                t = m.thresholds[l]
+                if t is not None:
+                    m.kept[l] = a
+                    a = np.where(np.abs(a) <= _f32(t), _f32(0), a).astype(_f32)
                 acts[l + 1] = a
 
     @property
@@ -166,8 +173,10 @@ class CpgdReference:
         b) (default: the current weights); then delta and chain passes in place.
         With dp_weights="forward" the delta pass reads the forward pass's W, except that
         ``unread_weights(self, l, a_in, W)``, if given, says what it reads in the rows of
-        zero inputs. ``batch_end``: whether the sample ends its mini-batch (None: every
-        ``batch_size``-th sample of the reference). Returns the sample's loss."""
+        zero inputs; a discarding layer's delta pass reads the weights of its recompute
+        (every row: ``recompute_weights`` with every input nonzero). ``batch_end``: whether
+        the sample ends its mini-batch (None: every ``batch_size``-th sample of the
+        reference). Returns the sample's loss."""
         m = self.mlp
         acts = [np.asarray(x, dtype=_f32)]
         m.pre, m.z, m.kept = {}, {}, {}
@@ -189,9 +198,14 @@ class CpgdReference:
         acts = list(acts)
         self._recompute(acts, recompute_weights)
         if self.dp_weights == "forward":
-            m.dp_weights = {l: read[l] if unread_weights is None
-                            else unread_weights(self, l, acts[l], read[l])
-                            for l in range(1, self.L)}
+            m.dp_weights = {}
+            for l in range(1, self.L):
+                if self.keeps[l]:
+                    m.dp_weights[l] = (read[l] if unread_weights is None
+                                       else unread_weights(self, l, acts[l], read[l]))
+                else:       # its recompute's weights [0634], every row
+                    m.dp_weights[l] = m.W[l] if recompute_weights is None else \
+                        recompute_weights(self, l, np.ones(m.W[l].shape[1], _f32))[0]
         if batch_end is None:
             batch_end = (self.samples + 1) % self.batch_size == 0
         try:
@@ -313,7 +327,7 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
         return Wmix, bias
 
     flog = log.get("flog", {})
-    if ref.dp_weights == "forward" and not flog:
+    if ref.dp_weights == "forward" and not flog and any(ref.keeps[1:]):
         raise ValueError("dp_weights='forward' needs the log's flog (a plan mapped with "
                          "dp_weights='forward' and order_log)")
 

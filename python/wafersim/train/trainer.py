@@ -134,14 +134,6 @@ class Trainer:
         self._rng = np.random.default_rng(self.seed)
         self._t = DTYPES[plan.dtype]
         self._opt = plan.optimizer_lowering
-        if algo == "cpgd" and not all(plan.keeps) and not self._opt.in_place:
-            gone = [i for i, k in enumerate(plan.keeps) if not k]
-            raise ConfigError(
-                f"algo='cpgd' with {plan.optimizer!r}: under the plan's reverse checkpoint "
-                f"(layers {gone} discard) CPGD runs with plain SGD only; an optimizer with "
-                "state updates in a task per sample, whose batch mark would hide the epoch's "
-                "end from the recompute queue (docs/unsupported_functionality.md)",
-                category="unsupported")
         self._check_update_words()
         self._pending = None          # a forward() waiting for delta()
         self._grad_dirty = False      # delta() ran, chain() did not
@@ -315,12 +307,12 @@ class Trainer:
         for ep in range(epochs):
             order = self._rng.permutation(n) if shuffle else np.arange(n)
             ends = None
-            if batched:
+            if self.algo == "cpgd" and not all(self.plan.keeps):
+                ends = cpgd_stream_end(n)      # (an optimizer with state: every sample
+            elif batched:                      #  updates without a mark, sample_update)
                 ends = np.zeros(n, bool)
                 ends[B - 1::B] = True
                 ends[-1] = True
-            elif self.algo == "cpgd" and not all(self.plan.keeps):
-                ends = cpgd_stream_end(n)
             t0 = time.perf_counter()
             bar = bar_cls(total=n, desc=f"epoch {ep + 1}/{epochs}", unit="sample",
                           leave=True) if bar_cls else None

@@ -11,7 +11,8 @@ from ..registers import FSLOT
 from .cpgd import pipelined
 from .cpgd_snapshot import bp_slot, fp_slot
 from .idioms import bump
-from .recompute import discard_inputs, stream_done, trigger_admit, trigger_done
+from .recompute import (discard_inputs, sample_update, stream_done, trigger_admit,
+                        trigger_done)
 from .spec import PeSpec
 
 __all__ = ["fp_count", "fp_end", "bp_end"]
@@ -122,12 +123,13 @@ def bp_end(s: PeSpec) -> list[str]:
     if not s.stream_end:
         L += ["        ld16 r5, v_cpm",
               "        eq16 r5, #0",
-              "        bt admit"]
-    else:
+              "        bt admit"] + bump("v_gcnt", 1)
+    else:       # CPGD with a reverse checkpoint: the batch mark is the stream's end
         L += ["        ld16 r5, v_cpm",
               "        eq16 r5, #0",
-              "        bf bpm"] + stream_done(s) + ["        jmp admit", "bpm:"]
-    L += bump("v_gcnt", 1)
+              "        bf bpm",
+              "bpsd:"] + stream_done(s) + ["        jmp admit", "bpm:"]
+        L += bump("v_gcnt", 1) + sample_update(s, then="bpsd")
     L += ["        ld16 r5, v_bflag",
           "        eq16 r5, #0",
           "        bt admit",

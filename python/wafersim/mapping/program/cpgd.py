@@ -264,8 +264,8 @@ def pipelined(s: PeSpec) -> list[str]:
     """In fp_count, after v_bfull = v_flag (r0 = v_flag, kept): under algo='cpgd'
     (v_pipe = 1) the end of a sample's update batch holds nothing. A plan with a reverse
     checkpoint (``stream_end``) keeps the mark: there it is the epoch's last sample, which
-    lets the last recomputes start (recompute.stream_done); such a plan has no per-sample
-    update batches (the Trainer refuses optimizers with state on it)."""
+    lets the last recomputes start (recompute.stream_done); an optimizer with state
+    updates there at every sample's end without a mark (recompute.sample_update)."""
     if not s.cpgd or s.stream_end:
         return []
     return ["        ld16 r5, v_pipe",

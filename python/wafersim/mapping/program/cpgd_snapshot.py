@@ -1,6 +1,8 @@
 """CPGD's delta pass with the weights of the sample's own forward pass ([0634], "historical
 parameters"; ``ws.map(..., cpgd=True, dp_weights="forward")``): compiled only into PEs
-with a delta pass (layers after the first), all of it CE instructions on PE memory.
+with a delta pass (layers after the first), all of it CE instructions on PE memory. Not
+into a reverse checkpoint's discarding layers: their delta pass uses the recompute's
+activations and reads W, unchanged since the recompute read it (``PeSpec.snapshot``).
 
 Under CPGD a PE's forward pass reads W one row at a time, as the sample's activations
 arrive (``f_act``), while other samples' updates change W in between. "The weights the

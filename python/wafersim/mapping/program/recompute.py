@@ -50,12 +50,13 @@ from .. import task_ids as T
 from ..registers import FSLOT, ROWB
 from . import cpgd
 from .idioms import chain_hop
+from .sparse_weights import forward_runs
 from .spec import PeSpec
 
 __all__ = ["replay_task", "replay_table", "replay_descriptors", "replay_slot",
            "replay_finished", "discard_inputs", "discard_table", "recompute_mode",
            "send_trigger", "trigger_descriptors", "delta_gate", "recompute_done",
-           "trigger_admit", "trigger_done", "stream_done"]
+           "trigger_admit", "trigger_done", "stream_done", "sample_update"]
 
 #: Registers the loop keeps between iterations. r1 holds a return address only within a
 #: task, r15 nothing else (registers.py). Not r13: in fp32 it is the high half of a
@@ -132,10 +133,10 @@ def replay_finalize(s: PeSpec) -> list[str]:
 
 
 def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
-    """r_replay: fpsum += W[O_c, i] * a_i for each stored a_i != 0 of the backward slot, i
-    increasing, then ``then`` (default: a worker's chain hop, ``replay_chain``; a
-    finalizer's column sums and sends in replay mode, ``replay_finalize``). The loop keeps the row's byte
-    offset in r1 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
+    """r_replay: fpsum += W[O_c, i] * a_i (a sparse PE: over its runs of kept outputs) for
+    each stored a_i != 0 of the backward slot, i increasing, then ``then`` (default: a
+    worker's chain hop, ``replay_chain``; a finalizer's column sums and sends in replay
+    mode, ``replay_finalize``). The loop keeps the row's byte offset in r1 and its end in r15; r4 is the WLI offset of ``S1[0]`` (d_wrow), r6 the
     address of a_i, r2(:r3) a_i as ``f_act`` gets it from the wavelet [0346]. Its
     instructions count in the forward pass's statistics (``Plan.pass_of_pc``)."""
     E, MV, FX = s.esize, s.MV, s.FX
@@ -143,20 +144,24 @@ def replay_task(s: PeSpec, then: list[str] | None = None) -> list[str]:
          "r_replay: ld16 r5, v_bpsl",
          f"        li r0, {E}",
          "        mul16 r5, r5, r0",
-         f"        li r0, w + {s.nout * E}",
+         f"        li r0, w + {s.ncols * E}",
          "        add16 r5, r5, r0               ; &a_0 in the backward slot",
          f"        movi {_ROW}, 0",
          f"        li {_END}, {s.nin * s.row_bytes}",
          "rpl:    mov16 r6, r5",
          f"        add16 r6, r6, {_ROW}",
          f"        {MV} r2, [r6]                  ; a_i as stored by f_act",
-         f"        feq{FX} r2, #0",
-         "        bt rpz                         ; zeros were never sent [0408]",
-         f"        mov16 r4, {_ROW}                 ; W[O_c, i]: the row at r4 (WLI)",
-         f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i, as f_act [0408]",
-         f"rpz:    add16 {_ROW}, {_ROW}, {ROWB}",
-         f"        ltu16 {_ROW}, {_END}               ; (unsigned: rows may pass 32 KiB / 2)",
-         "        bt rpl"]
+         f"        feq{FX} r2, #0"]
+    # weight sparsity: f_act's multiply-adds, one per run of kept outputs (sparse_weights;
+    # three instructions a run: a loop beyond a branch's reach is refused at ws.map by the
+    # encoder, naming the PE; in a test, 35 runs pushed the PE's words out of reach first)
+    macs = forward_runs(s) if s.sparse else [
+        f"        fmac{FX} S0[0], S0[0], S1[0]      ; fpsum += W[O_c, i] * a_i, as f_act [0408]"]
+    L += ["        bt rpz                         ; zeros were never sent [0408]",
+          f"        mov16 r4, {_ROW}                 ; W[O_c, i]: the row at r4 (WLI)"] + macs
+    L += [f"rpz:    add16 {_ROW}, {_ROW}, {ROWB}",
+          f"        ltu16 {_ROW}, {_END}               ; (unsigned: rows may pass 32 KiB / 2)",
+          "        bt rpl"]
     if then is None:
         then = replay_finalize(s) if s.final else replay_chain(s)
     return L + then
@@ -231,8 +236,9 @@ def trigger_done(s: PeSpec) -> list[str]:
             "        st16 r5, v_rcb"]
 
 def stream_done(s: PeSpec) -> list[str]:
-    """In ``bp_end`` without a mini-batch update (``v_cpm`` = 0: CPGD), after ``v_infl``
-    is decremented: the host marks a CPGD epoch's last sample as ending a batch, so that
+    """In ``bp_end`` without a mini-batch update (``v_cpm`` = 0: CPGD in place), or after
+    CPGD's per-sample update (``sample_update``), after ``v_infl`` is decremented: the
+    host marks a CPGD epoch's last sample as ending a batch, so that
     ``rc_try`` knows no forward pass will come before the last recomputes (``v_bfull``);
     once every sample of the epoch has ended here, the mark is cleared, so that the
     next epoch (or an evaluation) is admitted: at every PE of such a plan, in a segment
@@ -244,6 +250,24 @@ def stream_done(s: PeSpec) -> list[str]:
             "        bf admit",
             "        movi r5, 0",
             "        st16 r5, v_bfull               ; the epoch has ended here (CPGD)"]
+
+
+def sample_update(s: PeSpec, then: str) -> list[str]:
+    """In ``bp_end`` with an update batch (``v_cpm`` = 1), after ``v_gcnt`` is counted, on
+    a plan with ``stream_end``: under ``algo="cpgd"`` (``v_pipe`` = 1) an optimizer with
+    state updates at the end of every sample's backward pass here (a mini-batch of one,
+    as on a CPGD plan without a discarding layer), whatever the sample's mark says: the
+    mark is the epoch's end (``v_bfull``, cleared by ``stream_done`` at ``then``), so the
+    recompute queue sees it. Otherwise (mini-batches on this plan) falls through to the
+    mini-batch's end."""
+    if not s.stream_end:
+        return []
+    return ["        ld16 r5, v_pipe",
+            "        eq16 r5, #0",
+            "        bt bpb",
+            f"        li r1, {then}",
+            "        jmp ap                         ; CPGD: this sample's update [0625]",
+            "bpb:"]
 
 
 def send_trigger(s: PeSpec) -> list[str]:

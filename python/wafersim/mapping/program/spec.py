@@ -165,14 +165,17 @@ class PeSpec:
 
     @property
     def snapshot(self) -> bool:
-        """This PE keeps the delta pass's weight snapshots (a layer with a delta pass)."""
-        return self.dp_snapshot and self.has_dp
+        """This PE keeps the delta pass's weight snapshots (a layer with a delta pass). Not
+        in a discarding layer of a reverse checkpoint: its delta pass follows the recompute
+        with no update between at the PE (the recompute queue), so W is what the
+        recompute, the forward pass whose activations it uses, read (cpgd_snapshot.py)."""
+        return self.dp_snapshot and self.has_dp and not self.discards
 
     @property
     def row_bytes(self) -> int:
         """A stored row: W's columns, the activation slots (one when the layer discards
-        under a reverse checkpoint), then (snapshot) a copy of the W row per slot; the
-        snapshot is never combined with a discarding layer (cpgd_options.py)."""
+        under a reverse checkpoint), then (snapshot) a copy of the W row per slot (never
+        in a discarding layer: ``snapshot``)."""
         snap = self.slots * self.ncols if self.snapshot else 0
         return (self.ncols + self.in_slots + snap) * self.esize
 

@@ -9,6 +9,8 @@ and tests/test_switch_hold.py check by hand."""
 import numpy as np
 import pytest
 from deadlock_programs import SEND_THEN_RECEIVE
+from repo_scripts import load_script
+from test_ce_block_microthreads import CONSUMER, FORWARDER
 from test_domains import _split
 
 import wafersim as ws
@@ -101,6 +103,38 @@ def held_by_a_switch(rows):
     w.run()
 
 
+def held_microthread(rows):
+    """tests/test_ce_block_microthreads.py's forwarder under the literal reading of [0390],
+    its slow consumer on the last row: the forwarder's send waits in a microthread that
+    its own blocked id holds."""
+    w = ws.Wafer(rows, 1, watchdog=300, ce={"block_holds_microthreads": True})
+    w.pe(0, 0).load(FORWARDER)
+    w.pe(rows - 1, 0).load(CONSUMER)
+    w.route(5, [(0, -1), (0, 0)])
+    w.route(7, [(r, 0) for r in range(rows)])
+    w.stream((0, -1), 5, list(range(10, 250, 10)), dtype="u16")
+    w.run()
+
+
+def fig11_ring(rows):
+    """The FIG. 11 partial-sum ring beyond its buffering (tests/test_wafer_deadlock.py):
+    its ring spans the wafer's two rows."""
+    assert rows == 2
+    load_script("examples/kernels/forward_layer_fig11.py").run_wafer(20, 200, density=1.0,
+                                                                     ring_cols=2)
+
+
+def many_stuck_queues(rows, cols=2510):
+    """sink_jam in every column: rows x cols stuck queues, more than the report lists in
+    full (10,000)."""
+    w = ws.Wafer(rows, cols, watchdog=20)
+    for c in range(cols):
+        w.route(1, path=[(r, c) for r in range(rows)])
+        w.set_sink((rows - 1, c), capacity=1)
+        w.inject((0, c), 1, data=np.arange(3 * rows))
+    w.run()
+
+
 def _one_process(script, rows):
     with pytest.raises(ws.DeadlockError) as err:
         script(rows)
@@ -176,3 +210,25 @@ def test_a_part_cut_short_is_a_clear_error_not_garbage():
         core.merge_deadlock_report([part + b"\0"], 0)
     with pytest.raises(ws.ConfigError, match="cut short"):
         core.deadlock_part([b"\1" + bytes(7)])
+
+
+@pytest.mark.parametrize("parts", [3, 9])
+def test_microthreads_held_by_a_blocked_id_are_listed_by_every_domain_0390(parts):
+    rep = _assert_every_domain_reports_as_one_process(held_microthread, 9, parts)
+    assert ("microthreads held by a blocked id (block_holds_microthreads; an unblock of the "
+            "id lets them resume):\n  PE (0, 0) microthread 1 (task 5 pc 260 mov16) is held: "
+            "its task id 5 is blocked [0390]\n") in rep
+
+
+def test_the_fig11_ring_split_over_its_two_rows_gives_one_process_report_0412():
+    rep = _assert_every_domain_reports_as_one_process(fig11_ring, 2, 2)
+    assert "wait cycle" in rep
+
+
+def test_the_stuck_queue_limit_applies_to_the_whole_wafer_0306():
+    """4 x 2,510 = 10,040 stuck queues over 2 domains of 5,020 each: the report lists the
+    first 10,000 in router order, the last 40 (of row 3) are counted."""
+    rep = _assert_every_domain_reports_as_one_process(many_stuck_queues, 4, 2)
+    assert rep.endswith("... and 40 more stuck queue(s)\n")
+    assert "router (3, 2469) color 1: 2/2 queued" in rep
+    assert "router (3, 2470) color 1" not in rep

@@ -74,8 +74,6 @@ def test_a_deadlock_gives_every_rank_one_process_message(n, tmp_path):
     assert [d["message"] for d in _deadlocks(n, tmp_path / "many")] == [one] * n
 
 
-@pytest.mark.xfail(strict=True, reason="DeadlockError.report under MPI lists what the rank sees, "
-                   "not the whole wafer (docs/scale.md, docs/unsupported_functionality.md)")
 @pytest.mark.parametrize("n", [2, 3])
 def test_a_deadlock_gives_every_rank_one_process_report(n, tmp_path):
     one = _deadlocks(1, tmp_path / "one")[0]["report"]

@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from ._extension import core
-from .errors import ConfigError
+from .errors import ConfigError, DeadlockError
 from .pe_stats_table import PackedPeStats
 
 _NEVER = 2**64 - 1  # fabric::kNever: no error
@@ -229,6 +229,7 @@ class Domain:
             for lo, hi in bl:
                 self._owner[lo:hi] = d
         self.cols = wafer.cols
+        self._core = wafer_core
         self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link)
 
     def owns(self, row: int) -> bool:
@@ -274,6 +275,8 @@ class Domain:
             if self.index == failed:
                 raise err
             raise _rebuild(theirs)
+        if isinstance(err, DeadlockError):  # raised in the same cycle everywhere
+            err.report = self.deadlock_report()
         if err is not None:
             raise err  # raised alike everywhere (the watchdog, an exchange's own failure)
         keys = ("moves", "injected", "delivered", "router_cycles", "parallel_phases",
@@ -294,6 +297,17 @@ class Domain:
             total[:len(h)] += h
         out["hop_hist"] = total
         return out
+
+    def deadlock_report(self) -> str:
+        """The whole wafer's deadlock report, the text one process gives, on every process
+        (collective; docs/scale.md, "What each rank reports on a deadlock"): each domain
+        tells the others its non-empty queues, waiting PEs and busy host ports, renders the
+        report's part of its own rows (its stuck queues, PEs and wait-graph nodes with their
+        edges) and every domain merges the parts in router order."""
+        core, link = self._core, self.link
+        facts = link.allgather_obj(core.deadlock_facts())
+        parts = link.allgather_obj(core.deadlock_part(facts))
+        return core.merge_deadlock_report(parts, int(core.cycle))
 
     def merge_collected(self, raw: dict) -> dict:
         """Host-port arrivals of every domain, in the order one process gives them (by

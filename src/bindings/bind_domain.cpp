@@ -10,6 +10,8 @@
 #include "wafersim/errors.hpp"
 #include "wafersim/sim/domain.hpp"
 #include "wafersim/sim/wafer.hpp"
+#include "wafersim/sim/wafer_view.hpp"
+#include "wafersim/sim/watchdog.hpp"
 
 namespace wafersim::bindings {
 
@@ -97,7 +99,32 @@ void bind_domain(py::module_& m) {
             check_size(in, static_cast<size_t>(w.fabric().cols()), "in");
             w.fabric().import_row_stalls(row, in.data());
           },
-          py::arg("row"), py::arg("in").noconvert());
+          py::arg("row"), py::arg("in").noconvert())
+      // The deadlock report of a split wafer (watchdog.hpp, wafer_view.hpp): this domain's
+      // facts, then its part given every domain's facts, then the report from every part.
+      .def("deadlock_facts",
+           [](Wafer& w) {
+             const auto owned = sim::rows_of(w.fabric(), w.simulator().domain_blocks());
+             return py::bytes(sim::deadlock_facts(w.fabric(), owned).encode());
+           })
+      .def(
+          "deadlock_part",
+          [](Wafer& w, const std::vector<std::string>& every_facts) {
+            std::vector<sim::DeadlockFacts> every;
+            for (const std::string& b : every_facts) every.push_back(sim::DeadlockFacts::decode(b));
+            const sim::WaferView view(
+                w.fabric(), sim::rows_of(w.fabric(), w.simulator().domain_blocks()), every);
+            return py::bytes(sim::deadlock_part(view).encode());
+          },
+          py::arg("every_facts"))
+      .def(
+          "merge_deadlock_report",
+          [](const Wafer& w, const std::vector<std::string>& every_part, uint64_t cycle) {
+            std::vector<sim::DeadlockPart> parts;
+            for (const std::string& b : every_part) parts.push_back(sim::DeadlockPart::decode(b));
+            return sim::merge_deadlock_report(w.fabric(), cycle, parts);
+          },
+          py::arg("every_part"), py::arg("cycle"));
 }
 
 }  // namespace wafersim::bindings

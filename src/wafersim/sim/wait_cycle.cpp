@@ -4,6 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "wafersim/errors.hpp"
+#include "wafersim/sim/wafer_view.hpp"
+
 namespace wafersim::sim {
 
 using namespace wafersim::fabric;
@@ -17,11 +20,6 @@ uint64_t node(uint32_t id, unsigned key) { return (uint64_t{id} << 8) | key; }
 uint32_t node_id(uint64_t n) { return static_cast<uint32_t>(n >> 8); }
 unsigned node_key(uint64_t n) { return static_cast<unsigned>(n & 0xFF); }
 
-struct Edge {
-  uint64_t to;
-  std::string why;  // why the source waits for `to`
-};
-
 // Where a color bound for a ramp comes from.
 struct Source {
   enum class Kind : uint8_t { queue, endpoint, host } kind;
@@ -29,14 +27,18 @@ struct Source {
   std::string what;  // "stuck in router ...", "which PE ... sends", "which the host sends ..."
 };
 
+// The nodes of the routers a view owns, with their edges and texts. Queue counts, waiting
+// PEs and host ports' progress anywhere on the wafer come from the view; routes, switches,
+// stall bits and the owned routers' endpoints from the fabric.
 class WaitGraph {
  public:
-  explicit WaitGraph(const Fabric& f) : f_(f), t_(f.topology()) {
-    for (uint32_t id = 0; id < f.router_count(); ++id) {
-      f.for_each_slot(id, [&](const QueueSlot& s) {
+  explicit WaitGraph(const WaferView& view) : v_(view), f_(view.fabric()), t_(f_.topology()) {
+    for (uint32_t id = 0; id < f_.router_count(); ++id) {
+      if (!v_.owns(id)) continue;
+      f_.for_each_slot(id, [&](const QueueSlot& s) {
         if (s.count) nodes_.emplace(node(id, s.key), std::vector<EndpointWait>{});
       });
-      const RampEndpoint* e = f.router(id).ramp.endpoint;
+      const RampEndpoint* e = f_.router(id).ramp.endpoint;
       if (e && !e->idle()) {
         std::vector<EndpointWait> w;
         e->waits(w);
@@ -45,22 +47,43 @@ class WaitGraph {
     }
   }
 
-  std::string report() const {
-    std::string cycle = find_cycle();
-    return held() + (cycle.empty() ? dead_ends() : cycle);
+  WaitGraphPart part() const {
+    WaitGraphPart out;
+    size_t dead = 0;
+    for (const auto& [n, waits] : nodes_) {
+      WaitNode wn{n, edges(n), held(n, waits), {}};
+      if (node_key(n) == kEndpoint) {
+        for (const EndpointWait& w : waits) {
+          if (w.kind == EndpointWait::Kind::send || w.kind == EndpointWait::Kind::held) continue;
+          if (dead++ < kMaxDeadEnds) {
+            wn.dead_ends.push_back("  PE " + router(node_id(n)) + " " + w.who +
+                                   " waits for color " + std::to_string(w.color) + ": " +
+                                   senders(node_id(n), w) + "\n");
+          } else {
+            ++out.dead_ends_more;
+          }
+        }
+      }
+      out.nodes.push_back(std::move(wn));
+    }
+    return out;
   }
 
  private:
-  bool has(uint64_t n) const { return nodes_.count(n) != 0; }
+  // Whether node `n` (of any domain's rows) holds wavelets or waits: a node of the graph.
+  bool has(uint64_t n) const {
+    const uint32_t id = node_id(n);
+    return node_key(n) == kEndpoint ? v_.pe_waits(id) : v_.count(id, node_key(n)) > 0;
+  }
   std::string router(uint32_t id) const { return router_name(t_, id); }
   std::string queue_name(uint32_t id, unsigned c) const {
-    const QueueSlot& s = f_.slot(id, c);
     return "router " + router(id) + " color " + std::to_string(c) + " (" +
-           std::to_string(s.count) + "/" + std::to_string(f_.config().queue_depth) + " queued)";
+           std::to_string(v_.count(id, c)) + "/" + std::to_string(f_.config().queue_depth) +
+           " queued)";
   }
 
-  std::vector<Edge> edges(uint64_t n) const {
-    std::vector<Edge> out;
+  std::vector<WaitEdge> edges(uint64_t n) const {
+    std::vector<WaitEdge> out;
     const uint32_t id = node_id(n);
     const int r = static_cast<int>(id / static_cast<uint32_t>(t_.cols));
     const int c = static_cast<int>(id % static_cast<uint32_t>(t_.cols));
@@ -126,7 +149,7 @@ class WaitGraph {
   // it, which only comes through the sources of its present position: the queues and PEs
   // upstream of `id` (not `id`'s own queue, whose wavelets were taken in already).
   void movers(uint32_t id, unsigned color, const std::string& waiter,
-              std::vector<Edge>& out) const {
+              std::vector<WaitEdge>& out) const {
     const std::string why = waiter + ", which router " + router(id) + "'s switch holds until a "
                             "control wavelet of color " + std::to_string(color) +
                             " moves it, ";
@@ -147,7 +170,7 @@ class WaitGraph {
       todo.pop_back();
       if (!f_.router(x).has(color)) continue;
       const QueueSlot& s = f_.slot(x, color);
-      if (s.count) {
+      if (v_.count(x, color)) {
         out.push_back({Source::Kind::queue, node(x, color), "stuck in " + queue_name(x, color)});
       }
       const int r = static_cast<int>(x / static_cast<uint32_t>(t_.cols));
@@ -165,9 +188,9 @@ class WaitGraph {
           out.push_back({Source::Kind::host, 0,
                          "which the host sends through edge port " + std::string(dir_name(d)) +
                              " of router " + router(x) +
-                             (hp == nullptr  ? " (no host port there)"
-                              : hp->idle()   ? " (nothing left to inject there)"
-                                             : " (its wavelets wait to enter)")});
+                             (hp == nullptr          ? " (no host port there)"
+                              : !v_.port_busy(x, d) ? " (nothing left to inject there)"
+                                                     : " (its wavelets wait to enter)")});
           continue;
         }
         if (!seen[static_cast<uint32_t>(nb)]) {
@@ -177,50 +200,6 @@ class WaitGraph {
       }
     }
     return out;
-  }
-
-  std::string find_cycle() const {
-    // Iterative depth-first search in node order; a grey node reached again closes a cycle.
-    enum : uint8_t { white, grey, black };
-    std::map<uint64_t, uint8_t> state;
-    for (const auto& [start, unused] : nodes_) {
-      if (state[start] != white) continue;
-      struct Frame {
-        uint64_t n;
-        std::vector<Edge> out;
-        size_t next = 0;
-      };
-      std::vector<Frame> stack;
-      stack.push_back({start, edges(start)});
-      state[start] = grey;
-      while (!stack.empty()) {
-        Frame& top = stack.back();
-        if (top.next == top.out.size()) {
-          state[top.n] = black;
-          stack.pop_back();
-          continue;
-        }
-        const Edge& e = top.out[top.next++];
-        const uint8_t st = state[e.to];
-        if (st == grey) return describe_cycle(stack, e.to);
-        if (st == white) {
-          state[e.to] = grey;
-          stack.push_back({e.to, edges(e.to)});
-        }
-      }
-    }
-    return "";
-  }
-
-  template <class Stack>
-  static std::string describe_cycle(const Stack& stack, uint64_t back_to) {
-    size_t first = 0;
-    while (stack[first].n != back_to) ++first;
-    std::string s = "wait cycle (each waits for the next; the last for the first):\n";
-    for (size_t i = first; i < stack.size(); ++i) {
-      s += "  " + stack[i].out[stack[i].next - 1].why + "\n";
-    }
-    return s;
   }
 
   // Who could send what `w` waits for.
@@ -243,14 +222,95 @@ class WaitGraph {
 
   // Microthreads that a blocked id holds (block_holds_microthreads): no wait graph edge
   // leads to an unblock, so they come first.
+  std::vector<std::string> held(uint64_t n, const std::vector<EndpointWait>& waits) const {
+    std::vector<std::string> out;
+    for (const EndpointWait& w : waits) {
+      if (w.kind != EndpointWait::Kind::held) continue;
+      out.push_back("  PE " + router(node_id(n)) + " " + w.who + " is held: its task id " +
+                    std::to_string(w.color) + " is blocked [0390]\n");
+    }
+    return out;
+  }
+
+  const WaferView& v_;
+  const Fabric& f_;
+  const Topology& t_;
+  // The owned nodes in router order: queues holding wavelets, and waiting endpoints with
+  // their waits.
+  std::map<uint64_t, std::vector<EndpointWait>> nodes_;
+};
+
+// The search over every domain's nodes, merged in node order.
+class WaitSearch {
+ public:
+  explicit WaitSearch(const std::vector<const WaitGraphPart*>& parts) {
+    for (const WaitGraphPart* p : parts) {
+      for (const WaitNode& n : p->nodes) nodes_.emplace(n.node, &n);
+      dead_ends_more_ += p->dead_ends_more;
+    }
+  }
+
+  std::string report() const {
+    std::string cycle = find_cycle();
+    return held() + (cycle.empty() ? dead_ends() : cycle);
+  }
+
+ private:
+  std::string find_cycle() const {
+    // Iterative depth-first search in node order; a grey node reached again closes a cycle.
+    enum : uint8_t { white, grey, black };
+    std::map<uint64_t, uint8_t> state;
+    for (const auto& [start, unused] : nodes_) {
+      if (state[start] != white) continue;
+      struct Frame {
+        uint64_t n;
+        const std::vector<WaitEdge>* out;
+        size_t next = 0;
+      };
+      std::vector<Frame> stack;
+      stack.push_back({start, &edges(start)});
+      state[start] = grey;
+      while (!stack.empty()) {
+        Frame& top = stack.back();
+        if (top.next == top.out->size()) {
+          state[top.n] = black;
+          stack.pop_back();
+          continue;
+        }
+        const WaitEdge& e = (*top.out)[top.next++];
+        const uint8_t st = state[e.to];
+        if (st == grey) return describe_cycle(stack, e.to);
+        if (st == white) {
+          state[e.to] = grey;
+          stack.push_back({e.to, &edges(e.to)});
+        }
+      }
+    }
+    return "";
+  }
+
+  // An edge leads only to a node some domain has (the facts and the parts agree).
+  const std::vector<WaitEdge>& edges(uint64_t n) const {
+    const auto it = nodes_.find(n);
+    if (it == nodes_.end()) internal_error("a wait-graph edge leads to no domain's node");
+    return it->second->edges;
+  }
+
+  template <class Stack>
+  static std::string describe_cycle(const Stack& stack, uint64_t back_to) {
+    size_t first = 0;
+    while (stack[first].n != back_to) ++first;
+    std::string s = "wait cycle (each waits for the next; the last for the first):\n";
+    for (size_t i = first; i < stack.size(); ++i) {
+      s += "  " + (*stack[i].out)[stack[i].next - 1].why + "\n";
+    }
+    return s;
+  }
+
   std::string held() const {
     std::string s;
-    for (const auto& [nd, waits] : nodes_) {
-      for (const EndpointWait& w : waits) {
-        if (w.kind != EndpointWait::Kind::held) continue;
-        s += "  PE " + router(node_id(nd)) + " " + w.who + " is held: its task id " +
-             std::to_string(w.color) + " is blocked [0390]\n";
-      }
+    for (const auto& [nd, n] : nodes_) {
+      for (const std::string& line : n->held) s += line;
     }
     if (s.empty()) return "";
     return "microthreads held by a blocked id (block_holds_microthreads; an unblock of the id "
@@ -259,34 +319,70 @@ class WaitGraph {
 
   std::string dead_ends() const {
     std::string s;
-    size_t n = 0;
-    for (const auto& [nd, waits] : nodes_) {
-      if (node_key(nd) != kEndpoint) continue;
-      const uint32_t id = node_id(nd);
-      for (const EndpointWait& w : waits) {
-        if (w.kind == EndpointWait::Kind::send || w.kind == EndpointWait::Kind::held) continue;
-        if (n++ < kMaxDeadEnds) {
-          s += "  PE " + router(id) + " " + w.who + " waits for color " +
-               std::to_string(w.color) + ": " + senders(id, w) + "\n";
+    size_t shown = 0, total = dead_ends_more_;
+    for (const auto& [nd, n] : nodes_) {
+      for (const std::string& line : n->dead_ends) {
+        ++total;
+        if (shown < kMaxDeadEnds) {
+          s += line;
+          ++shown;
         }
       }
     }
     if (s.empty()) return "";
-    if (n > kMaxDeadEnds) s += "  ... and " + std::to_string(n - kMaxDeadEnds) + " more\n";
+    if (total > kMaxDeadEnds) s += "  ... and " + std::to_string(total - kMaxDeadEnds) + " more\n";
     return "no wait cycle; PEs wait for wavelets that nothing will send:\n" + s;
   }
 
-  const Fabric& f_;
-  const Topology& t_;
-  // Nodes in router order: queues holding wavelets, and waiting endpoints with their waits.
-  std::map<uint64_t, std::vector<EndpointWait>> nodes_;
+  std::map<uint64_t, const WaitNode*> nodes_;
+  uint64_t dead_ends_more_ = 0;
 };
 
 }  // namespace
 
-std::string wait_cycle_report(const Fabric& fabric) {
-  if (fabric.config().packet_mode) return "";
-  return WaitGraph(fabric).report();
+WaitGraphPart wait_graph_part(const WaferView& view) {
+  if (view.fabric().config().packet_mode) return {};
+  return WaitGraph(view).part();
+}
+
+std::string wait_cycle_report(const std::vector<const WaitGraphPart*>& parts) {
+  return WaitSearch(parts).report();
+}
+
+void WaitGraphPart::encode(ByteWriter& w) const {
+  w.u64(nodes.size());
+  for (const WaitNode& n : nodes) {
+    w.u64(n.node);
+    w.u64(n.edges.size());
+    for (const WaitEdge& e : n.edges) {
+      w.u64(e.to);
+      w.str(e.why);
+    }
+    w.u64(n.held.size());
+    for (const std::string& s : n.held) w.str(s);
+    w.u64(n.dead_ends.size());
+    for (const std::string& s : n.dead_ends) w.str(s);
+  }
+  w.u64(dead_ends_more);
+}
+
+WaitGraphPart WaitGraphPart::decode(ByteReader& r) {
+  WaitGraphPart out;
+  out.nodes.resize(r.count());
+  for (WaitNode& n : out.nodes) {
+    n.node = r.u64();
+    n.edges.resize(r.count());
+    for (WaitEdge& e : n.edges) {
+      e.to = r.u64();
+      e.why = r.str();
+    }
+    n.held.resize(r.count());
+    for (std::string& s : n.held) s = r.str();
+    n.dead_ends.resize(r.count());
+    for (std::string& s : n.dead_ends) s = r.str();
+  }
+  out.dead_ends_more = r.u64();
+  return out;
 }
 
 }  // namespace wafersim::sim

@@ -2,8 +2,13 @@
 // (docs/scale.md, "One wafer over several processes"). A router reads another row's state
 // at two points of a cycle: phase B takes what the neighbouring rows' phase A sent
 // (arrival-board posts and output registers), and the next phase A reads the
-// neighbouring rows' stall bits from the end of phase B. So a domain hands its neighbour
-// exactly these two things per cycle, and a cut costs one exchange after each phase.
+// neighbouring rows' stall bits and, on switched colors, the holds of their switches
+// (QueueSlot::hold), both from the end of phase B. So a domain hands its neighbour
+// exactly these things per cycle, and a cut costs one exchange after each phase.
+// A 2-cycle diagonal link's wavelet is posted for the cycle after it was sent: the
+// receiver's phase B of cycle t reads the posts of cycle t (N/S links: sent in t,
+// diagonals: sent in t - 1) and each link's output register of the cycle it was sent in.
+// With loop links the last row and row 0 are neighbours too (the N/S wrap).
 #include <cstring>
 
 #include "wafersim/errors.hpp"
@@ -16,18 +21,38 @@ constexpr Dir kCrossing[] = {kN, kS, kNE, kSW, kNW, kSE};  // links between rows
 }
 
 void Fabric::check_cut(int from_row, int to_row) const {
-  if (from_row < 0 || from_row >= rows() || to_row < 0 || to_row >= rows() ||
-      (to_row != from_row + 1 && to_row != from_row - 1)) {
-    throw ConfigError("a cut joins two neighbouring rows of 0.." + std::to_string(rows() - 1) +
+  const int last = rows() - 1;
+  const bool wrap = topology().loop && rows() >= 3 &&
+                    ((from_row == last && to_row == 0) || (from_row == 0 && to_row == last));
+  if (from_row < 0 || from_row > last || to_row < 0 || to_row > last ||
+      (to_row != from_row + 1 && to_row != from_row - 1 && !wrap)) {
+    throw ConfigError("a cut joins two neighbouring rows of 0.." + std::to_string(last) +
+                      (topology().loop && rows() >= 3 ? " (or the loop links' rows " +
+                                                            std::to_string(last) + " and 0)"
+                                                      : std::string()) +
                       ", got rows " + std::to_string(from_row) + " and " +
                       std::to_string(to_row));
   }
-  if (config_.packet_mode || topology().loop ||
-      (topology().has_diagonals() && topology().diag_hop_cycles == 2)) {
-    throw ConfigError("a wafer split into domains needs color mode without loop links and "
-                      "with 1-cycle diagonal links (packet mode, loop=True and "
-                      "diag_hop_cycles=2 are not supported over several processes)");
+  if (config_.packet_mode) {
+    throw ConfigError("a wafer split into domains needs color mode (packet mode is not "
+                      "supported over several processes)");
   }
+  if (topology().loop && rows() < 3) {
+    // Both rows' N and S links join the same two rows, in two classes of arrival posts.
+    throw ConfigError("a wafer with loop=True split into domains needs at least 3 rows, got " +
+                      std::to_string(rows()));
+  }
+}
+
+// The arrival-board class of what crosses from `from_row` to `to_row`: every link between
+// two rows leads the same way (with loop links, the wrap is an N or S link).
+int Fabric::cut_source(int from_row, int to_row) const {
+  const DirMask links = directions_between_rows(from_row, to_row);
+  for (Dir d : kCrossing) {
+    if (links & bit(d)) return ArrivalBoard::source_of(d);
+  }
+  internal_error("no link between rows " + std::to_string(from_row) + " and " +
+                 std::to_string(to_row));
 }
 
 size_t Fabric::cut_sends_bytes() const {
@@ -37,12 +62,12 @@ size_t Fabric::cut_sends_bytes() const {
 
 // Layout: the receiving row's arrival marks (row_words words), its routers' arrival
 // directions (cols DirMasks), then the sending row's output registers toward the
-// receiving row, per crossing direction in kCrossing order that leads there (3 of them).
+// receiving row, per crossing direction in kCrossing order that leads there (3 of them,
+// or 1 for a loop wrap; the bytes are the same), each of the cycle it was sent in.
 size_t Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out) {
   check_cut(from_row, to_row);
   const size_t c = static_cast<size_t>(cols());
-  const Dir toward = to_row > from_row ? kN : kS;
-  const int source = ArrivalBoard::source_of(toward);
+  const int source = cut_source(from_row, to_row);
   uint64_t* marks = arrivals_.marks(source, cycle, to_row);
   DirMask* dirs = arrivals_.dirs(source, cycle) + static_cast<size_t>(to_row) * c;
   uint64_t posted = 0;
@@ -59,7 +84,8 @@ size_t Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_
   const size_t base = static_cast<size_t>(from_row) * c;
   for (Dir d : kCrossing) {
     if (!(links & bit(d))) continue;
-    std::memcpy(out, &out_[out_index(static_cast<uint32_t>(base), cycle, d)], c * sizeof(Wavelet));
+    const uint64_t sent = cycle - static_cast<uint64_t>(arrival_offset_[d]);
+    std::memcpy(out, &out_[out_index(static_cast<uint32_t>(base), sent, d)], c * sizeof(Wavelet));
     out += c * sizeof(Wavelet);
   }
   return cut_sends_bytes();
@@ -69,8 +95,7 @@ void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const ui
                               size_t bytes) {
   check_cut(from_row, to_row);
   const size_t c = static_cast<size_t>(cols());
-  const Dir toward = to_row > from_row ? kN : kS;
-  const int source = ArrivalBoard::source_of(toward);
+  const int source = cut_source(from_row, to_row);
   if (bytes == 0) {  // nothing crossed: no posts (phase B then reads no output register)
     std::memset(arrivals_.marks(source, cycle, to_row), 0, row_words() * sizeof(uint64_t));
     std::memset(arrivals_.dirs(source, cycle) + static_cast<size_t>(to_row) * c, 0,
@@ -91,7 +116,8 @@ void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const ui
   const size_t base = static_cast<size_t>(from_row) * c;
   for (Dir d : kCrossing) {
     if (!(links & bit(d))) continue;
-    std::memcpy(&out_[out_index(static_cast<uint32_t>(base), cycle, d)], in, c * sizeof(Wavelet));
+    const uint64_t sent = cycle - static_cast<uint64_t>(arrival_offset_[d]);
+    std::memcpy(&out_[out_index(static_cast<uint32_t>(base), sent, d)], in, c * sizeof(Wavelet));
     in += c * sizeof(Wavelet);
   }
 }
@@ -106,6 +132,42 @@ void Fabric::import_row_stalls(int row, const uint64_t* in) {
   check_cut(row, row + 1 < rows() ? row + 1 : row - 1);
   const size_t c = static_cast<size_t>(cols());
   std::memcpy(&stall_out_[static_cast<size_t>(row) * c], in, c * sizeof(uint64_t));
+}
+
+// The holds of a row's switched slots (QueueSlot::hold: directions whose senders wait),
+// router by router in column order, each router's in slot order. Every domain configures
+// the same switches, so both sides of a cut agree on the layout.
+size_t Fabric::row_switch_slots(int row) const {
+  if (row < 0 || row >= rows()) {
+    throw ConfigError("row must be in 0.." + std::to_string(rows() - 1) + ", got " +
+                      std::to_string(row));
+  }
+  size_t n = 0;
+  const uint32_t base = static_cast<uint32_t>(row) * static_cast<uint32_t>(cols());
+  for (uint32_t id = base; id < base + static_cast<uint32_t>(cols()); ++id) {
+    for_each_slot(id, [&](const QueueSlot& s) { n += s.switch_id != kNoSwitch; });
+  }
+  return n;
+}
+
+void Fabric::export_row_holds(int row, uint64_t* out) const {
+  check_cut(row, row + 1 < rows() ? row + 1 : row - 1);
+  const uint32_t base = static_cast<uint32_t>(row) * static_cast<uint32_t>(cols());
+  for (uint32_t id = base; id < base + static_cast<uint32_t>(cols()); ++id) {
+    for_each_slot(id, [&](const QueueSlot& s) {
+      if (s.switch_id != kNoSwitch) *out++ = s.hold;
+    });
+  }
+}
+
+void Fabric::import_row_holds(int row, const uint64_t* in) {
+  check_cut(row, row + 1 < rows() ? row + 1 : row - 1);
+  const uint32_t base = static_cast<uint32_t>(row) * static_cast<uint32_t>(cols());
+  for (uint32_t id = base; id < base + static_cast<uint32_t>(cols()); ++id) {
+    for_each_slot(id, [&](QueueSlot& s) {
+      if (s.switch_id != kNoSwitch) s.hold = static_cast<DirMask>(*in++);
+    });
+  }
 }
 
 }  // namespace wafersim::fabric

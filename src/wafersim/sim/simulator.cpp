@@ -288,7 +288,7 @@ void Simulator::start_run(uint64_t max_cycles) {
   run_open_ = true;
   if (exchange_) {  // the neighbours' stall rows, and whether any domain has work
     DomainFlags local;
-    local.work = active_routers_ + sleepers_.count();
+    local.work = active_routers_ + sleepers_.count() + (in_flight_ ? 1 : 0);
     local.queued = queued_;
     domain_work_ = exchange_->after_phase_b(cycle_, local).work;
   }
@@ -388,7 +388,7 @@ bool Simulator::advance(Clock::time_point pause_at) {
     ++cycle_;
     int64_t queued_all = queued_;
     if (exchange_) {  // what every domain decides from the whole wafer
-      domain.work = active_routers_ + sleepers_.count();
+      domain.work = active_routers_ + sleepers_.count() + (in_flight ? 1 : 0);
       domain.progress = moves + progress + (sleepers_work ? 1 : 0);
       domain.queued = queued_;
       domain = exchange_->after_phase_b(t, domain);

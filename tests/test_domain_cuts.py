@@ -1,6 +1,6 @@
 """Links that cross the cut between two domains of a split wafer (docs/scale.md, "The
 per-cycle exchange"): runtime switches whose holds change during the run, 2-cycle diagonal
-links and loop links. The domains run as threads of one process (tests/test_domains.py);
+links, loop links and packet mode. The domains run as threads of one process (tests/test_domains.py);
 every result, cycle count, statistic and arrival is compared with the same script run
 undivided, the independent reference."""
 import numpy as np
@@ -189,11 +189,58 @@ def test_a_pe_failing_on_a_loop_wafer_raises_one_process_error_in_domains():
             assert type(err) is ws.MemoryAccessError and err.args[0] == ref.value.args[0]
 
 
+def _packets(topology="mesh", routing="xy", diag_hop_cycles=1, threads=1, pause=None):
+    """Uniform random packet traffic (wafersim.noc.traffic) on 9 x 8 routers, with a slow
+    sink at (4, 3) and (8, 7) (backpressure across the cuts)."""
+    from wafersim.noc import traffic
+
+    tr = traffic.bernoulli("uniform", 9, 8, 0.12, 120, seed=5)
+    w = ws.Wafer(9, 8, topology, mode="packets", packet_routing=routing,
+                 diag_hop_cycles=diag_hop_cycles, threads=threads)
+    if threads > 1:
+        w.parallel_min_routers = 0
+    w.inject(tr.src, 0, data=np.arange(len(tr)), dest=tr.dst, cycle=tr.cycle)
+    w.set_sink((4, 3), capacity=2, drain_period=3)
+    w.set_sink((8, 7), capacity=1, drain_period=2)
+    if pause is not None:
+        w.run(max_cycles=pause)
+    s = w.run()
+    return s, w.collect()
+
+
+@pytest.mark.parametrize("n,blocks", SPLITS)
+@pytest.mark.parametrize("topology,routing,diag_hop_cycles", [
+    ("mesh", "xy", 1), ("mesh+diag", "diag_first", 1), ("mesh+diag", "diag_first", 2)])
+def test_packet_mode_is_bit_identical_in_domains(n, blocks, topology, routing,
+                                                 diag_hop_cycles):
+    """Packet mode (docs/noc.md): a split wafer runs the general packet pass (the bit-plane
+    pass writes into the receiving row's queues), and its cut carries the sending row's
+    LinkSends block and output registers; one process (on bit planes) is the reference."""
+    def script():
+        return _packets(topology, routing, diag_hop_cycles)
+
+    ref_s, ref_a = script()
+    assert ref_s.delivered > 100
+    for (s, a), err in _split(n, script, blocks):
+        assert err is None
+        _same_stats(s, ref_s)
+        _same_arrivals(a, ref_a)
+
+
+@pytest.mark.parametrize("n,blocks", [(2, 1), (3, 2)])
+def test_packet_mode_with_two_threads_and_a_pause_is_bit_identical_in_domains(n, blocks):
+    ref_s, ref_a = _packets("mesh+diag", "diag_first", 2, pause=40)
+    for (s, a), err in _split(n, lambda: _packets("mesh+diag", "diag_first", 2, threads=2,
+                                                   pause=40), blocks):
+        assert err is None
+        assert s.parallel_phases > 0
+        _same_stats(s, ref_s)
+        _same_arrivals(a, ref_a)
+
+
 def test_what_a_cut_cannot_carry_is_refused_on_every_domain():
-    """Packet mode, and loop links on 2 rows (both rows' N and S links join the same two
-    rows), stay refused with a ConfigError naming them."""
-    for _, err in _split(2, lambda: ws.Wafer(4, 3, mode="packets")):
-        assert isinstance(err, ws.ConfigError) and "packet mode" in str(err)
+    """Loop links on 2 rows (both rows' N and S links join the same two rows) stay refused
+    with a ConfigError naming them."""
     for _, err in _split(2, lambda: ws.Wafer(2, 3, loop=True)):
         assert isinstance(err, ws.ConfigError)
         assert "loop=True split into domains needs at least 3 rows, got 2" in str(err)

@@ -1,7 +1,8 @@
 """Run unchanged by one process or by ``mpiexec -n N``: traffic over links that cross the
 cuts between domains (docs/scale.md): ``switches`` (holds of runtime switches, on host
-traffic and on conformance program 10), ``diag2`` (2-cycle diagonal links) or ``loop``
-(loop links). Prints one JSON line of everything a user reads (rank 0 only)."""
+traffic and on conformance program 10), ``diag2`` (2-cycle diagonal links), ``loop`` (loop
+links) or ``packets`` (packet mode). Prints one JSON line of everything a user reads (rank
+0 only)."""
 import hashlib
 import importlib.util
 import json
@@ -71,6 +72,15 @@ if feature == "switches":
                       sorted((str(k), v["instructions"], v["cycles"]) for k, v in s.pes.items())]
 elif feature == "diag2":
     out["traffic"] = traffic(2, False)
+elif feature == "packets":
+    from wafersim.noc import traffic
+    tr = traffic.bernoulli("uniform", 7, 6, 0.12, 100, seed=3)
+    for topology, routing, hop in (("mesh", "xy", 1), ("mesh+diag", "diag_first", 2)):
+        w = ws.Wafer(7, 6, topology, mode="packets", packet_routing=routing,
+                     diag_hop_cycles=hop)
+        w.inject(tr.src, 0, data=np.arange(len(tr)), dest=tr.dst, cycle=tr.cycle)
+        w.set_sink((3, 2), capacity=1, drain_period=2)
+        out[topology] = summary(w.run(), w.collect())
 elif feature == "loop":
     out["traffic"] = traffic(1, True)
     out["traffic_diag2"] = traffic(2, True)

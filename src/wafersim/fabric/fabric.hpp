@@ -204,8 +204,8 @@ class Fabric {
   // (arrival posts, read and cleared here, and output registers), in cut_sends_bytes()
   // bytes; import writes it into the receiving domain's copy. Stall rows are what the
   // next phase A reads of a neighbouring row, and so are the holds of its switched slots
-  // (row_switch_slots() words). Color mode only; with loop links, 3 rows or more
-  // (ConfigError otherwise).
+  // (row_switch_slots() words). With loop links, 3 rows or more (ConfigError otherwise);
+  // packet mode runs its general pass, not the bit-plane one (Simulator::start_run).
   size_t cut_sends_bytes() const;
   // Returns the bytes written: 0 when nothing crossed the cut (no arrival posted; the
   // receiving row reads no output register then), else cut_sends_bytes().
@@ -251,6 +251,9 @@ class Fabric {
   uint32_t packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
                               uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
   int cut_source(int from_row, int to_row) const;  // the arrival-board class of a cut
+  size_t export_packet_cut(int from_row, int to_row, uint64_t cycle, uint8_t* out);
+  void import_packet_cut(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
+                         size_t bytes);
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
   void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
   RouteSwitch* switch_of(const QueueSlot& s) {

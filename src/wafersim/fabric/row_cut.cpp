@@ -33,10 +33,6 @@ void Fabric::check_cut(int from_row, int to_row) const {
                       ", got rows " + std::to_string(from_row) + " and " +
                       std::to_string(to_row));
   }
-  if (config_.packet_mode) {
-    throw ConfigError("a wafer split into domains needs color mode (packet mode is not "
-                      "supported over several processes)");
-  }
   if (topology().loop && rows() < 3) {
     // Both rows' N and S links join the same two rows, in two classes of arrival posts.
     throw ConfigError("a wafer with loop=True split into domains needs at least 3 rows, got " +
@@ -57,7 +53,65 @@ int Fabric::cut_source(int from_row, int to_row) const {
 
 size_t Fabric::cut_sends_bytes() const {
   const size_t c = static_cast<size_t>(cols());
+  if (config_.packet_mode) {
+    return link_sends_.block_words() * sizeof(uint64_t) + 3 * c * sizeof(Wavelet);
+  }
   return row_words() * sizeof(uint64_t) + c * sizeof(DirMask) + 3 * c * sizeof(Wavelet);
+}
+
+// Packet mode (its general pass: a split wafer does not use the bit-plane pass, whose
+// senders write into the receiving queues): the receiving row's phase B reads the
+// sending row's LinkSends block of the cycle it sent in (a bit per wavelet per direction)
+// and the output registers of that cycle. So a cut carries the sending row's block of
+// this cycle as it is, and its registers of this cycle toward the receiving row; both
+// are kept for two cycles (by parity) when 2-cycle diagonal links read last cycle's.
+size_t Fabric::export_packet_cut(int from_row, int to_row, uint64_t cycle, uint8_t* out) {
+  const size_t c = static_cast<size_t>(cols());
+  const uint64_t* block = link_sends_.block(from_row, cycle);
+  if (block[0] != cycle) return 0;  // the row did not run phase A: it sent nothing
+  const DirMask links = directions_between_rows(from_row, to_row);
+  const size_t words = link_sends_.words();
+  uint64_t sent = 0;
+  for (Dir d : kCrossing) {
+    if (!(links & bit(d))) continue;
+    for (size_t k = 0; k < words; ++k) sent |= block[1 + static_cast<size_t>(d) * words + k];
+  }
+  if (sent == 0) return 0;
+  std::memcpy(out, block, link_sends_.block_words() * sizeof(uint64_t));
+  out += link_sends_.block_words() * sizeof(uint64_t);
+  const size_t base = static_cast<size_t>(from_row) * c;
+  for (Dir d : kCrossing) {
+    if (!(links & bit(d))) continue;
+    std::memcpy(out, &out_[out_index(static_cast<uint32_t>(base), cycle, d)], c * sizeof(Wavelet));
+    out += c * sizeof(Wavelet);
+  }
+  return cut_sends_bytes();
+}
+
+void Fabric::import_packet_cut(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
+                               size_t bytes) {
+  const size_t c = static_cast<size_t>(cols());
+  const DirMask links = directions_between_rows(from_row, to_row);
+  uint64_t* block = link_sends_.block(from_row, cycle);
+  if (bytes == 0) {
+    // Nothing crossed here. A block stamped with an older cycle reads as "sent nothing";
+    // one of this cycle came over the sending row's cut to its other neighbour (a row
+    // between two rows of this domain): this cut's directions carried nothing.
+    if (block[0] != cycle) return;
+    const size_t words = link_sends_.words();
+    for (Dir d : kCrossing) {
+      if (links & bit(d)) std::memset(block + 1 + static_cast<size_t>(d) * words, 0, words * 8);
+    }
+    return;
+  }
+  std::memcpy(block, in, link_sends_.block_words() * sizeof(uint64_t));
+  in += link_sends_.block_words() * sizeof(uint64_t);
+  const size_t base = static_cast<size_t>(from_row) * c;
+  for (Dir d : kCrossing) {
+    if (!(links & bit(d))) continue;
+    std::memcpy(&out_[out_index(static_cast<uint32_t>(base), cycle, d)], in, c * sizeof(Wavelet));
+    in += c * sizeof(Wavelet);
+  }
 }
 
 // Layout: the receiving row's arrival marks (row_words words), its routers' arrival
@@ -66,6 +120,7 @@ size_t Fabric::cut_sends_bytes() const {
 // or 1 for a loop wrap; the bytes are the same), each of the cycle it was sent in.
 size_t Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_t* out) {
   check_cut(from_row, to_row);
+  if (config_.packet_mode) return export_packet_cut(from_row, to_row, cycle, out);
   const size_t c = static_cast<size_t>(cols());
   const int source = cut_source(from_row, to_row);
   uint64_t* marks = arrivals_.marks(source, cycle, to_row);
@@ -94,6 +149,11 @@ size_t Fabric::export_cut_sends(int from_row, int to_row, uint64_t cycle, uint8_
 void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
                               size_t bytes) {
   check_cut(from_row, to_row);
+  if (bytes != 0 && bytes != cut_sends_bytes()) {
+    throw ConfigError("a cut's sends are 0 or " + std::to_string(cut_sends_bytes()) +
+                      " bytes, got " + std::to_string(bytes));
+  }
+  if (config_.packet_mode) return import_packet_cut(from_row, to_row, cycle, in, bytes);
   const size_t c = static_cast<size_t>(cols());
   const int source = cut_source(from_row, to_row);
   if (bytes == 0) {  // nothing crossed: no posts (phase B then reads no output register)
@@ -101,10 +161,6 @@ void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const ui
     std::memset(arrivals_.dirs(source, cycle) + static_cast<size_t>(to_row) * c, 0,
                 c * sizeof(DirMask));
     return;
-  }
-  if (bytes != cut_sends_bytes()) {
-    throw ConfigError("a cut's sends are 0 or " + std::to_string(cut_sends_bytes()) +
-                      " bytes, got " + std::to_string(bytes));
   }
   // Only the sending row posts this class of entries for the receiving row: a copy.
   std::memcpy(arrivals_.marks(source, cycle, to_row), in, row_words() * sizeof(uint64_t));

@@ -281,6 +281,9 @@ void Simulator::start_run(uint64_t max_cycles) {
     rs.counters = fabric::CycleCounters{};
   }
   fabric_.latch_endpoint_stalls();
+  // The bit-plane pass of packet mode writes into the receiving row's queues in the
+  // sender's phase A, which no cut carries; its general pass gives the same results.
+  if (exchange_) fabric_.set_packet_bit_planes(false);
   rebuild_active();
   // The fabric may keep its state in a form of its own while the cycles run (also while a
   // run pauses); close_run writes it back.

@@ -1,8 +1,8 @@
 """Links that cross the cut between two domains of a split wafer (docs/scale.md, "The
 per-cycle exchange"): runtime switches whose holds change during the run, 2-cycle diagonal
-links, loop links and packet mode. The domains run as threads of one process (tests/test_domains.py);
-every result, cycle count, statistic and arrival is compared with the same script run
-undivided, the independent reference."""
+links, loop links and packet mode. The domains run as threads of one process
+(tests/test_domains.py); every result, cycle count, statistic and arrival is compared with
+the same script run undivided, the independent reference."""
 import numpy as np
 import pytest
 

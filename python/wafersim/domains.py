@@ -10,8 +10,9 @@ stall bits of its border rows and the holds of their runtime switches (what the
 neighbour's next phase A reads) and combines what the cycle loop decides from the whole
 wafer (work left, progress for the watchdog, queued wavelets, the first error). A wavelet
 on a 2-cycle diagonal link crosses in the cycle it arrives (with the register of the cycle
-it was sent in), and with loop links the last row and row 0 are neighbours across a cut.
-This is all that crosses a cut: the simulation is exact, cycle for cycle.
+it was sent in), with loop links the last row and row 0 are neighbours across a cut, and
+in packet mode a cut carries the sending row's LinkSends block and registers instead of
+arrival posts. This is all that crosses a cut: the simulation is exact, cycle for cycle.
 
 The transport is a *link* with these methods, so that the same exchange runs over MPI
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):

@@ -200,9 +200,10 @@ class Fabric {
   DirMask directions_between_rows(int from, int to) const;
 
   // --- a wafer split into domains of rows (row_cut.cpp, docs/scale.md) ----------------
-  // What phase A of `cycle` sent from row `from_row` to the neighbouring row `to_row`
-  // (arrival posts, read and cleared here, and output registers), in cut_sends_bytes()
-  // bytes; import writes it into the receiving domain's copy. Stall rows are what the
+  // What phase A sent from row `from_row` to the neighbouring row `to_row` that phase B
+  // of `cycle` reads (arrival posts, read and cleared here, and output registers; packet
+  // mode: the sending row's LinkSends block and registers of `cycle`), in
+  // cut_sends_bytes() bytes; import writes it into the receiving domain's copy. Stall rows are what the
   // next phase A reads of a neighbouring row, and so are the holds of its switched slots
   // (row_switch_slots() words). With loop links, 3 rows or more (ConfigError otherwise);
   // packet mode runs its general pass, not the bit-plane one (Simulator::start_run).

@@ -172,8 +172,9 @@ def test_different_wafers_on_the_domains_are_refused_on_every_one():
         assert isinstance(err, ws.ConfigError) and "built different wafers" in str(err)
 
 
-def test_loop_links_are_refused_when_split():
-    for _, err in _split(2, lambda: ws.Wafer(4, 3, loop=True)):
+def test_loop_links_on_two_rows_are_refused_when_split():
+    """(More rows split with loop links: tests/test_domain_cuts.py.)"""
+    for _, err in _split(2, lambda: ws.Wafer(2, 3, loop=True)):
         assert isinstance(err, ws.ConfigError) and "loop" in str(err)
 
 

@@ -98,3 +98,19 @@ def test_a_bad_blocks_setting_is_a_clear_error_on_every_rank():
                        text=True, timeout=120, env=env)
     assert r.returncode != 0
     assert r.stderr.count("WAFERSIM_MPI_BLOCKS must be an integer >= 1, got '0'") == 2
+
+
+@pytest.mark.parametrize("feature", ["switches", "diag2", "loop", "packets"])
+def test_links_across_the_cuts_under_mpiexec_print_what_one_process_prints(feature):
+    """Runtime switches' holds, 2-cycle diagonal links, loop links and packet mode across
+    the cuts between two ranks of 2 blocks of rows each (tests/test_domain_cuts.py runs more
+    splits as threads of one process)."""
+    one = _run(1, "split_cuts.py", feature)
+    assert one.returncode == 0, one.stderr
+    many = _run(2, "split_cuts.py", feature, blocks=2)
+    assert many.returncode == 0, many.stderr
+    a, b = json.loads(one.stdout), json.loads(many.stdout)
+    assert (a.pop("size"), b.pop("size")) == (1, 2)
+    assert a == b
+    if feature == "switches":
+        assert a["stencil"][0]  # the stencil's result equals numpy's

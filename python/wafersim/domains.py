@@ -6,10 +6,13 @@ only the rows of its domain: one or more blocks of rows (:func:`deal_rows`). Eve
 starts handing its neighbours what those rows sent across a cut (the arrival posts and
 output registers of the links between the two rows), steps its inner rows, and takes the
 neighbours' before phase B of the border rows; after phase B one allgather hands over the
-stall bits of its border rows (what the neighbour's next phase A reads) and combines what
-the cycle loop decides from the whole wafer (work left, progress for the watchdog, queued
-wavelets, the first error). Links between rows take one cycle, so this is all that crosses
-a cut: the simulation is exact, cycle for cycle.
+stall bits of its border rows and the holds of their runtime switches (what the
+neighbour's next phase A reads) and combines what the cycle loop decides from the whole
+wafer (work left, progress for the watchdog, queued wavelets, the first error). A wavelet
+on a 2-cycle diagonal link crosses in the cycle it arrives (with the register of the cycle
+it was sent in), with loop links the last row and row 0 are neighbours across a cut, and
+in packet mode a cut carries the sending row's LinkSends block and registers instead of
+arrival posts. This is all that crosses a cut: the simulation is exact, cycle for cycle.
 
 The transport is a *link* with these methods, so that the same exchange runs over MPI
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):
@@ -69,7 +72,8 @@ class RowExchange(core.fabric.CutExchange):
     """The per-cycle exchange of domain ``index`` of ``domains`` (each a list of blocks of
     rows) over ``link``."""
 
-    def __init__(self, wafer_core, cols: int, domains: list, index: int, link):
+    def __init__(self, wafer_core, cols: int, domains: list, index: int, link, *,
+                 loop: bool = False):
         super().__init__()
         self._w = wafer_core
         self.index = index
@@ -79,23 +83,32 @@ class RowExchange(core.fabric.CutExchange):
         for d, blocks in enumerate(domains):
             for lo, hi in blocks:
                 owner[lo:hi] = d
+
+        def neighbours(r):  # the rows joined to row r by links (loop: the N/S wrap too)
+            near = [q for q in (r - 1, r + 1) if 0 <= q < rows]
+            if loop and rows >= 3 and r in (0, rows - 1):
+                near.append(rows - 1 - r)
+            return near
+
         n = int(wafer_core.cut_sends_bytes)
         # Every domain's border rows (an owned row next to another domain's), ascending:
-        # their stall bits ride in the allgather after phase B.
+        # their stall bits (and switch holds) ride in the allgather after phase B.
         borders = [[r for r in range(rows) if owner[r] == d and
-                    ((r > 0 and owner[r - 1] != d) or (r + 1 < rows and owner[r + 1] != d))]
+                    any(owner[q] != d for q in neighbours(r))]
                    for d in range(len(domains))]
+        self._all_borders = borders
         self._borders = borders[index]
         width = max(len(b) for b in borders)
-        # The cuts, grouped by neighbour domain, in ascending rows on both sides (so the
-        # neighbour's k-th slice is the same cut as this domain's k-th):
-        # neighbour -> [(my border row, its border row)].
+        # The cuts, grouped by neighbour domain, each cut's pair of rows ascending and the
+        # cuts in that order on both sides (so the neighbour's k-th slice is the same cut
+        # as this domain's k-th): neighbour -> [(my border row, its border row)].
         cuts: dict[int, list] = {}
         for r in self._borders:
-            for theirs in (r - 1, r + 1):
-                if 0 <= theirs < rows and owner[theirs] != index:
+            for theirs in neighbours(r):
+                if owner[theirs] != index:
                     cuts.setdefault(int(owner[theirs]), []).append((r, theirs))
-        self._cuts = sorted(cuts.items())
+        self._cuts = sorted((nb, sorted(pairs, key=lambda p: (min(p), max(p))))
+                            for nb, pairs in cuts.items())
         # A message to a neighbour: one flag byte per cut (1: its sends follow), then the
         # sends of the cuts that carried something (most cycles most cuts carry nothing).
         self._send = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
@@ -109,14 +122,43 @@ class RowExchange(core.fabric.CutExchange):
         # then the stall bits of this domain's border rows (its neighbours' next phase A
         # reads them), padded to the most border rows of any domain.
         self._cols = cols
-        self._mine = np.zeros(4 + width * cols, np.uint64)
-        self._stall_out = [(r, self._mine[4 + k * cols:4 + (k + 1) * cols])
-                           for k, r in enumerate(self._borders)]
+        self._width = width
         # (neighbour, its border row I read, where that row sits in its allgather slot)
         self._stall_in = [(nb, theirs, 4 + borders[nb].index(theirs) * cols)
                           for nb, pairs in self._cuts for _, theirs in pairs]
+        self._routes_version = None
+        self._lay_out_holds()
         self._flags = core.fabric.DomainFlags()
         self._pairs = []  # (neighbour, this cycle's message, receive buffer)
+
+    def _lay_out_holds(self) -> None:
+        """The allgather's layout for the current routes: after the stall bits, the holds
+        of the switched slots of each border row (a word each; none without runtime
+        switches), in this domain's border rows' order. Every domain configures the same
+        switches, so each computes every domain's layout alike."""
+        w, cols = self._w, self._cols
+        self._routes_version = w.routes_version
+        at = 4 + self._width * cols
+        places = []  # per domain: {border row: (offset, words)}
+        for rows in self._all_borders:
+            place, k = {}, at
+            for r in rows:
+                m = int(w.row_switch_slots(r))
+                place[r] = (k, m)
+                k += m
+            places.append((place, k))
+        end = max(k for _, k in places)
+        self._mine = np.zeros(end, np.uint64)
+        self._stall_out = [(r, self._mine[4 + k * cols:4 + (k + 1) * cols])
+                           for k, r in enumerate(self._borders)]
+        mine, _ = places[self.index]
+        self._holds_out = [(r, self._mine[k:k + m]) for r, (k, m) in mine.items() if m]
+        self._holds_in = []
+        for nb, pairs in self._cuts:
+            for _, theirs in pairs:
+                k, m = places[nb][0][theirs]
+                if m:
+                    self._holds_in.append((nb, theirs, k, m))
 
     def send_cuts(self, cycle: int) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -150,14 +192,21 @@ class RowExchange(core.fabric.CutExchange):
 
     def after_phase_b(self, cycle: int, local):
         t0, c0 = time.perf_counter(), time.process_time()
-        w, mine, cols = self._w, self._mine, self._cols
+        w = self._w
+        if w.routes_version != self._routes_version:  # (routes change between runs only)
+            self._lay_out_holds()
+        mine, cols = self._mine, self._cols
         mine[0], mine[1], mine[3] = local.work, local.progress, local.error_step
         mine[2] = local.queued % 2**64
         for r, out in self._stall_out:
             w.export_row_stalls(r, out)
+        for r, out in self._holds_out:
+            w.export_row_holds(r, out)
         every = self._link.allgather(mine)
         for nb, theirs, at in self._stall_in:
             w.import_row_stalls(theirs, every[nb, at:at + cols])
+        for nb, theirs, at, m in self._holds_in:
+            w.import_row_holds(theirs, every[nb, at:at + m])
         work, progress, queued, step = every[:, :4].T.tolist()
         out = self._flags
         out.work = sum(work) % 2**64
@@ -174,11 +223,13 @@ class RowExchange(core.fabric.CutExchange):
         return out
 
 
-def attach(wafer_core, cols: int, domains: list, index: int, link) -> RowExchange:
+def attach(wafer_core, cols: int, domains: list, index: int, link, *,
+           loop: bool = False) -> RowExchange:
     """Makes a wafer's core (``wafersim._core.fabric.Wafer``) step only the rows of domain
     ``index`` (``domains``: each domain's blocks of rows, deal_rows), exchanging with the
-    others over ``link`` every cycle."""
-    ex = RowExchange(wafer_core, cols, domains, index, link)
+    others over ``link`` every cycle (``loop``: the wafer has loop links, so its last row
+    and row 0 are neighbours)."""
+    ex = RowExchange(wafer_core, cols, domains, index, link, loop=loop)
     wafer_core.set_domain(domains[index], index, ex)
     return ex
 
@@ -230,7 +281,8 @@ class Domain:
                 self._owner[lo:hi] = d
         self.cols = wafer.cols
         self._core = wafer_core
-        self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link)
+        self.exchange = attach(wafer_core, wafer.cols, self.domains, index, link,
+                               loop=wafer.topology.loop)
 
     def owns(self, row: int) -> bool:
         return self._owner[row] == self.index

@@ -124,7 +124,27 @@ void bind_domain(py::module_& m) {
             for (const std::string& b : every_part) parts.push_back(sim::DeadlockPart::decode(b));
             return sim::merge_deadlock_report(w.fabric(), cycle, parts);
           },
-          py::arg("every_part"), py::arg("cycle"));
+          py::arg("every_part"), py::arg("cycle"))
+      .def_property_readonly("routes_version",
+                             [](const Wafer& w) { return w.fabric().routes_version(); })
+      .def(
+          "row_switch_slots",
+          [](const Wafer& w, int row) { return w.fabric().row_switch_slots(row); },
+          py::arg("row"))
+      .def(
+          "export_row_holds",
+          [](const Wafer& w, int row, CArray<uint64_t>& out) {
+            check_size(out, w.fabric().row_switch_slots(row), "out");
+            w.fabric().export_row_holds(row, out.mutable_data());
+          },
+          py::arg("row"), py::arg("out").noconvert())
+      .def(
+          "import_row_holds",
+          [](Wafer& w, int row, const CArray<uint64_t>& in) {
+            check_size(in, w.fabric().row_switch_slots(row), "in");
+            w.fabric().import_row_holds(row, in.data());
+          },
+          py::arg("row"), py::arg("in").noconvert());
 }
 
 }  // namespace wafersim::bindings

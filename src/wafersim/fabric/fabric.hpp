@@ -200,11 +200,13 @@ class Fabric {
   DirMask directions_between_rows(int from, int to) const;
 
   // --- a wafer split into domains of rows (row_cut.cpp, docs/scale.md) ----------------
-  // What phase A of `cycle` sent from row `from_row` to the neighbouring row `to_row`
-  // (arrival posts, read and cleared here, and output registers), in cut_sends_bytes()
-  // bytes; import writes it into the receiving domain's copy. Stall rows are what the
-  // next phase A reads of a neighbouring row. Color mode without loop links and without
-  // 2-cycle links only (ConfigError otherwise).
+  // What phase A sent from row `from_row` to the neighbouring row `to_row` that phase B
+  // of `cycle` reads (arrival posts, read and cleared here, and output registers; packet
+  // mode: the sending row's LinkSends block and registers of `cycle`), in
+  // cut_sends_bytes() bytes; import writes it into the receiving domain's copy. Stall rows are what the
+  // next phase A reads of a neighbouring row, and so are the holds of its switched slots
+  // (row_switch_slots() words). With loop links, 3 rows or more (ConfigError otherwise);
+  // packet mode runs its general pass, not the bit-plane one (Simulator::start_run).
   size_t cut_sends_bytes() const;
   // Returns the bytes written: 0 when nothing crossed the cut (no arrival posted; the
   // receiving row reads no output register then), else cut_sends_bytes().
@@ -214,6 +216,9 @@ class Fabric {
                         size_t bytes);
   void export_row_stalls(int row, uint64_t* out) const;  // cols() words
   void import_row_stalls(int row, const uint64_t* in);
+  size_t row_switch_slots(int row) const;
+  void export_row_holds(int row, uint64_t* out) const;  // row_switch_slots(row) words
+  void import_row_holds(int row, const uint64_t* in);
   void check_cut(int from_row, int to_row) const;
 
   // Wavelets in the queue of `key` at `id`, oldest first.
@@ -246,6 +251,10 @@ class Fabric {
                           CycleCounters& counters);
   uint32_t packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
                               uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
+  int cut_source(int from_row, int to_row) const;  // the arrival-board class of a cut
+  size_t export_packet_cut(int from_row, int to_row, uint64_t cycle, uint8_t* out);
+  void import_packet_cut(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
+                         size_t bytes);
   void check_ports(uint32_t id, int color, DirMask dest, DirMask src) const;
   void apply_route(uint32_t id, int color, DirMask dest, DirMask src);
   RouteSwitch* switch_of(const QueueSlot& s) {

@@ -38,6 +38,11 @@ class LinkSends {
 
   size_t words() const { return words_; }
 
+  // A row's whole block for `cycle` (its cycle stamp first, then the bits), for a wafer
+  // split into domains (row_cut.cpp): copied across a cut as it is.
+  size_t block_words() const { return 1 + kPorts * words_; }
+  uint64_t* block(int row, uint64_t cycle) { return &blocks_[offset(row, cycle)]; }
+
   // Phase A: the block of `row` for `cycle`, cleared and stamped. The bits of direction d
   // (kRamp: on-ramp offers) start at word d * words().
   uint64_t* begin_row(int row, uint64_t cycle) {

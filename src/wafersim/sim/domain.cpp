@@ -36,11 +36,16 @@ void Simulator::set_domain(const std::vector<std::pair<int, int>>& blocks, int i
   for (auto [lo, hi] : blocks) {
     for (int r = lo; r < hi; ++r) owned[static_cast<size_t>(r)] = 1;
   }
+  // With loop links the last row and row 0 are neighbours (the N/S wrap).
+  const bool loop = fabric_.topology().loop;
+  if (loop && !owned[0] != !owned[static_cast<size_t>(rows - 1)]) fabric_.check_cut(rows - 1, 0);
   std::vector<uint8_t> border(static_cast<size_t>(rows), 0);
   border_rows_.clear();
   for (int r = 0; r < rows; ++r) {
-    const bool cut_above = r > 0 && !owned[static_cast<size_t>(r - 1)];
-    const bool cut_below = r + 1 < rows && !owned[static_cast<size_t>(r + 1)];
+    const int above = r > 0 ? r - 1 : loop ? rows - 1 : -1;
+    const int below = r + 1 < rows ? r + 1 : loop ? 0 : -1;
+    const bool cut_above = above >= 0 && !owned[static_cast<size_t>(above)];
+    const bool cut_below = below >= 0 && !owned[static_cast<size_t>(below)];
     if (owned[static_cast<size_t>(r)] && (cut_above || cut_below)) {
       border[static_cast<size_t>(r)] = 1;
       border_rows_.push_back(r);
@@ -53,12 +58,16 @@ void Simulator::set_domain(const std::vector<std::pair<int, int>>& blocks, int i
   exchange_ = exchange;
 }
 
-namespace {
 // A step of the one-thread order (run_rows_interleaved): phase A of row r is step 2r, phase
-// B of row q step 2q + 3 (right after phase A of row q + 1).
-uint64_t step_a(int r) { return 2 * static_cast<uint64_t>(r); }
-uint64_t step_b(int q) { return 2 * static_cast<uint64_t>(q) + 3; }
-}  // namespace
+// B of row q step 2q + 3 (right after phase A of row q + 1). With loop links one process
+// runs two sweeps (run_rows_in_sweeps): phase A of every row, then phase B of every row.
+uint64_t Simulator::step_a(int r) const {
+  return fabric_.topology().loop ? static_cast<uint64_t>(r) : 2 * static_cast<uint64_t>(r);
+}
+uint64_t Simulator::step_b(int q) const {
+  return fabric_.topology().loop ? static_cast<uint64_t>(fabric_.rows()) + static_cast<uint64_t>(q)
+                                 : 2 * static_cast<uint64_t>(q) + 3;
+}
 
 // Errors are not thrown here: the domains first agree which one met the first failing step
 // of the one-thread order, so every process raises the same error (advance).
@@ -120,6 +129,11 @@ void Simulator::run_domain_interleaved(uint64_t t) {
     if (rs.counters.error) failed_at = std::min(failed_at, step_b(q));
   };
   for (int r : border_rows_) need_b(r);  // the border rows always: a neighbour may have sent
+  if (slow_links()) {  // wavelets sent last cycle on 2-cycle links arrive now
+    for (int r : sender_rows_prev_) {
+      for (int q = r - 1; q <= r + 1; ++q) need_b(q);
+    }
+  }
   for (int r : rows_a_) {  // (rows_a_ ascends and holds owned rows only)
     if (border(r)) phase_a(r);
   }
@@ -166,6 +180,11 @@ void Simulator::run_domain_in_sweeps(uint64_t t) {
     }
   }
   for (int r : border_rows_) add_row(r);
+  if (slow_links()) {  // wavelets sent last cycle on 2-cycle links arrive now
+    for (int r : sender_rows_prev_) {
+      for (int q = r - 1; q <= r + 1; ++q) add_row(q);
+    }
+  }
   std::sort(rows_b_.begin(), rows_b_.end());
   if (!failed) for_rows(rows_b_, [&](int r) { row_phase_b(r, t); });
 }

@@ -34,8 +34,9 @@ class CutExchange {
   // Before phase B of the border rows: finish taking what the neighbours' border rows
   // sent across the cuts in `cycle` (fabric::Fabric::import_cut_sends).
   virtual void receive_cuts(uint64_t cycle) = 0;
-  // After phase B (and once when a run starts): swap the cut rows' stall bits
-  // (export_row_stalls / import_row_stalls) and combine `local` over all domains.
+  // After phase B (and once when a run starts): swap the cut rows' stall bits and the
+  // holds of their runtime switches (export_row_stalls / import_row_stalls,
+  // export_row_holds / import_row_holds) and combine `local` over all domains.
   virtual DomainFlags after_phase_b(uint64_t cycle, const DomainFlags& local) = 0;
 };
 

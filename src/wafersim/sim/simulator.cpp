@@ -281,6 +281,9 @@ void Simulator::start_run(uint64_t max_cycles) {
     rs.counters = fabric::CycleCounters{};
   }
   fabric_.latch_endpoint_stalls();
+  // The bit-plane pass of packet mode writes into the receiving row's queues in the
+  // sender's phase A, which no cut carries; its general pass gives the same results.
+  if (exchange_) fabric_.set_packet_bit_planes(false);
   rebuild_active();
   // The fabric may keep its state in a form of its own while the cycles run (also while a
   // run pauses); close_run writes it back.
@@ -288,7 +291,7 @@ void Simulator::start_run(uint64_t max_cycles) {
   run_open_ = true;
   if (exchange_) {  // the neighbours' stall rows, and whether any domain has work
     DomainFlags local;
-    local.work = active_routers_ + sleepers_.count();
+    local.work = active_routers_ + sleepers_.count() + (in_flight_ ? 1 : 0);
     local.queued = queued_;
     domain_work_ = exchange_->after_phase_b(cycle_, local).work;
   }
@@ -388,7 +391,7 @@ bool Simulator::advance(Clock::time_point pause_at) {
     ++cycle_;
     int64_t queued_all = queued_;
     if (exchange_) {  // what every domain decides from the whole wafer
-      domain.work = active_routers_ + sleepers_.count();
+      domain.work = active_routers_ + sleepers_.count() + (in_flight ? 1 : 0);
       domain.progress = moves + progress + (sleepers_work ? 1 : 0);
       domain.queued = queued_;
       domain = exchange_->after_phase_b(t, domain);

@@ -155,6 +155,12 @@ class Simulator {
   DomainFlags run_rows_in_domain(uint64_t t);
   void run_domain_interleaved(uint64_t t);
   void run_domain_in_sweeps(uint64_t t);
+  // Steps of the one-thread order, to agree on the first error (domain.cpp).
+  uint64_t step_a(int r) const;
+  uint64_t step_b(int q) const;
+  bool slow_links() const {  // 2-cycle diagonal links: wavelets arrive a cycle later
+    return fabric_.topology().has_diagonals() && fabric_.topology().diag_hop_cycles == 2;
+  }
   bool owns(int row) const {  // (false outside the wafer)
     if (row < 0 || row >= fabric_.rows()) return false;
     return owned_.empty() || owned_[static_cast<size_t>(row)];

@@ -30,8 +30,9 @@ import numbers
 import numpy as np
 
 from ..errors import ConfigError
+from .single_weights import block_mask, single_weight_entry
 
-__all__ = ["check_weight_sparsity", "kept_outputs", "GROUP"]
+__all__ = ["check_weight_sparsity", "kept_outputs", "single_weight_masks", "GROUP"]
 
 _NAME = "weight_sparsity"
 #: consecutive outputs of a PE that magnitude pruning keeps or prunes together
@@ -41,6 +42,8 @@ GROUP = 4
 def _entry(value, layer: int, shape: tuple[int, int]):
     if value is None:
         return None
+    if isinstance(value, dict):         # {"fraction": p, "unit": "weight" | "segment"}
+        return single_weight_entry(value, layer)
     if isinstance(value, np.ndarray):
         if value.dtype != np.bool_:
             raise ConfigError(f"{_NAME}[{layer}]: a mask must be a numpy array of dtype bool "
@@ -51,7 +54,8 @@ def _entry(value, layer: int, shape: tuple[int, int]):
         return value.copy()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ConfigError(f"{_NAME}[{layer}] must be a fraction in [0, 1), a bool mask of "
-                          f"shape {shape} or None, got {value!r}")
+                          f"shape {shape}, {{'fraction': p, 'unit': 'weight'}} or None, got "
+                          f"{value!r}")
     p = float(value)
     if math.isnan(p) or not 0.0 <= p < 1.0:
         raise ConfigError(f"{_NAME}[{layer}] = {value!r}: a pruning fraction must lie in "
@@ -66,6 +70,8 @@ def check_weight_sparsity(value, dense) -> list:
     shapes = [(d.n_out, d.n_in) for d in dense]
     if value is None:
         return [None] * n
+    if isinstance(value, dict) and any(isinstance(k, str) for k in value):
+        return [_entry(value, k, shapes[k]) for k in range(n)]   # one entry for every layer
     if isinstance(value, dict):
         out = [None] * n
         for k, v in value.items():
@@ -134,12 +140,31 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
     return keep
 
 
+def _segment_constant(block, mask: np.ndarray) -> bool:
+    return all((mask[:, i0:i0 + ni].all(axis=1) == mask[:, i0:i0 + ni].any(axis=1)).all()
+               for i0, ni in block.in_groups)
+
+
+def is_single(block, entry) -> bool:
+    """Whether a layer's entry needs single-weight storage (mapping/single_weights.py):
+    {"fraction": p, "unit": "weight"}, or a mask not constant on PE column segments."""
+    if isinstance(entry, tuple):
+        return True
+    return isinstance(entry, np.ndarray) and not _segment_constant(block, entry)
+
+
+def single_weight_masks(entries, blocks, params) -> list[np.ndarray | None]:
+    """Per layer: its mask (n_out, n_in) when it has single-weight storage, else None."""
+    return [block_mask(b, e, np.asarray(W)) if e is not None and is_single(b, e) else None
+            for b, e, (W, _) in zip(blocks, entries, params)]
+
+
 def kept_outputs(entries, blocks, params) -> list[dict | None]:
     """Per layer: None (dense) or {(r, c): tuple of the local outputs PE (r, c) keeps}.
     ``params``: (W, b) per layer, the weights magnitude pruning ranks."""
     out = []
     for b, entry, (W, _) in zip(blocks, entries, params):
-        if entry is None:
+        if entry is None or is_single(b, entry):
             out.append(None)
             continue
         keep = _segment_mask(b, entry, np.asarray(W))

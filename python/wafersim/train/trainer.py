@@ -110,6 +110,12 @@ class Trainer:
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
+        single = [l for l, m in enumerate(plan.weight_single) if m is not None]
+        if single and (algo != "sgd" or self.batch_size != 1):
+            raise ConfigError(f"algo={algo!r}, batch_size={self.batch_size}: layer(s) {single} "
+                              f"prune single weights (weight_sparsity), which train with "
+                              f"algo='sgd' only (mini-batches would need G per record; "
+                              f"docs/unsupported_functionality.md)", category="unsupported")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
         if algo == "cpgd":
             check_cpgd_batches(plan, self.batch_size, self.window)

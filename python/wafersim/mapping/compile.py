@@ -247,7 +247,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     params = [(d.linear.weight, None) for d in dense]
     keep = kept_outputs(pruning, layer_blocks, params)
     single = single_weight_masks(pruning, layer_blocks, params)
-    _check_single(single, dtype, optimizer_for(optimizer))
+    _check_single(single, dtype)
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
                 cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps,
@@ -257,9 +257,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     return plan
 
 
-def _check_single(single, dtype: str, optimizer) -> None:
-    """Single-weight sparsity (mapping/single_weights.py) covers fp32 and SGD without
-    momentum or weight decay (an update in place per sample); the rest is refused."""
+def _check_single(single, dtype: str) -> None:
+    """Single-weight sparsity (mapping/single_weights.py) covers fp32 (every optimizer);
+    fp16 is refused."""
     layers = [l for l, m in enumerate(single) if m is not None]
     if not layers:
         return
@@ -267,12 +267,6 @@ def _check_single(single, dtype: str, optimizer) -> None:
         raise ConfigError(f"weight_sparsity: layer(s) {layers} prune single weights, which the "
                           f"mapping supports in fp32 only, got dtype={dtype!r} "
                           f"(docs/unsupported_functionality.md)", category="unsupported")
-    if getattr(optimizer, "name", None) != "sgd" or not optimizer.in_place:
-        raise ConfigError(f"weight_sparsity: layer(s) {layers} prune single weights, which the "
-                          f"mapping trains with plain SGD only (no momentum, no weight decay, "
-                          f"no Adam: their state per weight is not stored by record), got "
-                          f"{optimizer.name!r} (docs/unsupported_functionality.md)",
-                          category="unsupported")
 
 
 def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,

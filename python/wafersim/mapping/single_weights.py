@@ -11,8 +11,9 @@ A PE (r, c) stores its block's kept weights W[j, i] twice indexed, as the one-PE
 (kernels/sparse_block.py) does, plus one entry the mapping needs (all offsets in bytes,
 so that they serve as list entries of the CE's indexed vectors directly):
 
-* ``rec``, by input row i, kept j ascending, 6 bytes a weight: the fp32 value and
-  ``4 j`` (output j's offset in ``fpsum``); ``rtab``: (first record, count) per row;
+* ``rec``, by input row i, kept j ascending, 10 bytes a weight: the fp32 value, its
+  accumulated gradient G (fp32, mini-batches) and ``4 j`` (output j's offset in
+  ``fpsum``); ``rtab``: (first record, count) per row;
 * ``crec``, by output column j, kept i ascending, 6 bytes a weight: the value's offset in
   ``rec``, ``4 i`` (input i's offset in ``dpsum``) and ``i rowb`` (the offset of input
   i's activation slots in ``w``); ``ctab``: (first record, count) per column.
@@ -32,7 +33,7 @@ from ..kernels.sparse_block import magnitude_mask
 
 __all__ = ["REC", "CREC", "SingleWeightLayout", "single_weight_entry", "block_mask"]
 
-REC = 6       # bytes of a row record: fp32 value, u16 output offset
+REC = 10      # bytes of a row record: fp32 value, fp32 G, u16 output offset
 CREC = 6      # bytes of a column record: u16 value offset, input offset, slot offset
 
 
@@ -96,7 +97,7 @@ class SingleWeightLayout:
     def memory_bytes(self) -> dict:
         """Bytes of the kept values and of their index (records' u16 entries, tables)."""
         return {"weight_values": 4 * self.nnz,
-                "weight_index": (REC - 4 + CREC) * self.nnz + 4 * (self.nin + self.nout)}
+                "weight_index": (REC - 8 + CREC) * self.nnz + 4 * (self.nin + self.nout)}
 
     def pack(self, W: np.ndarray, esize: int = 4) -> dict[str, np.ndarray]:
         """The u16 arrays rec, rtab, crec, ctab for the block W (nout, nin)."""
@@ -108,7 +109,7 @@ class SingleWeightLayout:
             js = np.concatenate([r for r in self.rows])
             iis = np.concatenate([np.full(len(r), i) for i, r in enumerate(self.rows)])
             rec[:self.nnz, 0:2] = W[js, iis].astype(np.float32).view(np.uint16).reshape(-1, 2)
-            rec[:self.nnz, 2] = 4 * js
+            rec[:self.nnz, REC // 2 - 1] = 4 * js         # (G, words 2 and 3: 0)
             ci = np.concatenate([c for c in self.cols])
             cj = np.concatenate([np.full(len(c), j) for j, c in enumerate(self.cols)])
             crec[:self.nnz, 0] = REC * self.pos[cj, ci]
@@ -118,6 +119,12 @@ class SingleWeightLayout:
         ctab = np.stack([CREC * self.first_col[:-1], [len(c) for c in self.cols]], axis=1)
         return {"rec": rec.ravel(), "crec": crec.ravel(),
                 "rtab": rtab.astype(np.uint16).ravel(), "ctab": ctab.astype(np.uint16).ravel()}
+
+    def without_gradients(self, rec: np.ndarray) -> np.ndarray:
+        """``rec`` (u16 words) with every G set to 0."""
+        raw = np.asarray(rec, dtype=np.uint16).reshape(-1, REC // 2).copy()
+        raw[:, 2:4] = 0
+        return raw.ravel()
 
     def unpack(self, rec: np.ndarray) -> np.ndarray:
         """The dense block (nout, nin) from ``rec``; pruned weights are 0."""

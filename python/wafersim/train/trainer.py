@@ -110,12 +110,6 @@ class Trainer:
         if algo == "sgd" and self.batch_size != 1:
             raise ConfigError("algo='sgd' updates after every sample (batch_size=1); use "
                               "algo='minibatch' for batches")
-        single = [l for l, m in enumerate(plan.weight_single) if m is not None]
-        if single and (algo != "sgd" or self.batch_size != 1):
-            raise ConfigError(f"algo={algo!r}, batch_size={self.batch_size}: layer(s) {single} "
-                              f"prune single weights (weight_sparsity), which train with "
-                              f"algo='sgd' only (mini-batches would need G per record; "
-                              f"docs/unsupported_functionality.md)", category="unsupported")
         self.window = check_cpgd_trainer(plan, algo, window, dp_weights)
         if algo == "cpgd":
             check_cpgd_batches(plan, self.batch_size, self.window)
@@ -387,8 +381,12 @@ class Trainer:
             for r in range(b.rows):
                 for c in range(b.cols):
                     s = p.specs[b.at(r, c)]
+                    if s.single:        # G in the records (mapping/single_weights.py)
+                        rec = p.wafer.memcpy_d2h("rec", rect=b.at(r, c)).ravel()
+                        p.wafer.memcpy_h2d("rec", s.layout().without_gradients(rec), rect=b.at(r, c))
                     for wname, bname in names:
-                        p.wafer.memcpy_h2d(wname, np.zeros(s.nin * s.ncols, self._t), rect=b.at(r, c))
+                        n = s.nin * s.ncols if wname == "g" else s.weight_count
+                        p.wafer.memcpy_h2d(wname, np.zeros(n, self._t), rect=b.at(r, c))
                         if r == c and s.bias:
                             p.wafer.memcpy_h2d(bname, np.zeros(s.nout, self._t), rect=b.at(r, c))
         if state:

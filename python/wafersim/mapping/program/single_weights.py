@@ -9,7 +9,10 @@ word, then a DSR load) and points r4 (WLI: it moves the index list) at its recor
 * delta (``b_delta``, delta d_j, and the finalizer's own block pass): DP dpsum[i] +=
   W[j, i] d_j over column j's records (dpsum and the values both indexed), CP W[j, i] +=
   a_i (-lr d_j) (the values and the backward slot's activations both indexed): the
-  optimizer's chain-pass lines run unchanged on these descriptors (S0[2], S1[2]);
+  optimizer's chain-pass lines run unchanged on these descriptors (S0[2], S1[2]; in
+  mini-batches G[j, i] += a_i d_j through S0[3]);
+* the mini-batch's update: W += G (-lr / b), G = 0 over every kept weight (two vector
+  operations over the records, sgd.py);
 * the backward slot: ``d_sca`` reads the activations of the backward slot; bp_end copies
   the slot's template ``d_scat{k}`` into it when the slot moves.
 
@@ -41,6 +44,9 @@ def single_weight_data(s: PeSpec) -> tuple[list[str], list[str]]:
     L = [f"d_sfy:   .dsd mem1d, base=fpsum, length=0, stride={REC}, ix=5, wli=1  ; fpsum[row i's outputs]",
          f"d_sfv:   .dsd mem1d, base=rec, length=0, stride={REC}, wli=1        ; row i's values",
          f"d_sdw:   .dsd mem1d, base=rec, length=0, stride={CREC}, ix=2, wli=1  ; column j's values",
+         f"d_scg:   .dsd mem1d, base=rec + 4, length=0, stride={CREC}, ix=2, wli=1  ; and their G",
+         f"d_swall: .dsd mem1d, base=rec, length={n}, stride={REC}        ; every kept value",
+         f"d_sgall: .dsd mem1d, base=rec + 4, length={n}, stride={REC}    ; and its G",
          _sca(s, "d_sca", 0) + "   ; their inputs' activations (backward slot)"]
     if s.has_dp:
         L.append(f"d_sdx:   .dsd mem1d, base=dpsum, length=0, stride={CREC}, ix=3, wli=1  "
@@ -87,7 +93,9 @@ def single_forward(s: PeSpec) -> list[str]:
 def _column_loads(s: PeSpec, count: str) -> list[str]:
     """Column j's descriptors with Length = ``count`` (r4 = its first record)."""
     L = [f"        st16 {count}, d_sdw",
-         f"        st16 {count}, d_sca"]
+         f"        st16 {count}, d_sca",
+         f"        st16 {count}, d_scg",
+         "        lds0wds S0[3], d_scg           ; (mini-batches: G of column j)"]
     if s.has_dp:
         L += [f"        st16 {count}, d_sdx",
               "        lds0wds S0[1], d_sdx",

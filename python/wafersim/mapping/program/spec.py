@@ -161,6 +161,22 @@ class PeSpec:
             return 1
         return self.nout if self.keep is None else max(len(self.keep), 1)
 
+    @property
+    def weight_count(self) -> int:
+        """Stored weights (and optimizer state per weight): nin x ncols, or the kept
+        weights under single-weight sparsity (at least one record)."""
+        if self.wmask is not None:
+            return max(sum(map(sum, self.wmask)), 1)
+        return self.nin * self.ncols
+
+    @property
+    def weight_operands(self) -> tuple[str, str, list[str]]:
+        """(G descriptor, W descriptor, the lines that load W's XDSR) of the update over
+        every stored weight: the 4D view of W, or the records (single weights)."""
+        if self.wmask is not None:
+            return "d_sgall", "d_swall", []
+        return "d_gall", "d_wall", ["        ldxds   X[2], x_wall"]
+
     def position(self, j: int) -> int | None:
         """Stored column of local output j (None: pruned here)."""
         if self.keep is None:

@@ -114,9 +114,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     * ``weight_sparsity``: pruned weights, stored compressed (no memory, no cycles) and kept
       at zero through training: None (dense), a fraction p in [0, 1) for every layer
       (magnitude pruning), a list with one entry per mapped layer, or a {layer: entry}
-      dict; an entry is None, a fraction, or a bool mask of the layer's weight shape
-      (True = kept), constant on each PE column segment (mapping/weight_sparsity.py).
-      ``Plan.weight_masks()`` gives the masks.
+      dict; an entry is None, a fraction (whole PE column segments), ``{"fraction": p,
+      "unit": "weight"}`` (single weights by magnitude, balanced per row of each PE's
+      block) or a bool mask of the layer's weight shape (True = kept): one constant on
+      each PE column segment keeps the segment storage (mapping/weight_sparsity.py), any
+      other mask gets single-weight storage (records with an index per weight, fp32;
+      mapping/single_weights.py). ``Plan.weight_masks()`` gives the masks.
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD

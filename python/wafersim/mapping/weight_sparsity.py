@@ -7,19 +7,21 @@ pruned weight is not stored, so it stays exactly zero.
 The unit of pruning is a *PE column segment*: the weights W[j, I_r] from the inputs I_r of
 one block row r to one output j, which PE (r, c) (j in O_c) holds as column j of its W. A
 PE stores the kept columns only; its forward pass adds one vector per run of consecutive
-kept outputs, and its delta and chain passes skip a pruned output's delta. (A finer unit,
-single weights, needs a gather and a scatter with an index per weight: the CE's indexed
-1D vectors give them, and kernels/sparse_block.py trains one PE's block under any mask,
-but this mapping does not use them yet; docs/training.md.)
+kept outputs, and its delta and chain passes skip a pruned output's delta. The finer
+unit, single weights, needs a gather and a scatter with an index per weight (the CE's
+indexed 1D vectors): a mask not constant on segments, or {"fraction": p, "unit":
+"weight"}, gets that storage (mapping/single_weights.py, program/single_weights.py).
 
 ``ws.map(model, weight_sparsity=...)`` takes None (dense), one fraction for every mapped
 layer, a list with one entry per mapped layer, or a {layer: entry} dict; an entry is None,
-a fraction p in [0, 1) (magnitude pruning, balanced per PE: each PE prunes p of its
+{"fraction": p, "unit": "weight"} (single weights; alone, for every layer), a fraction
+p in [0, 1) (magnitude pruning of segments, balanced per PE: each PE prunes p of its
 segments, those of smallest mean |w|, in groups of ``GROUP`` consecutive outputs (fewer
 when a PE has fewer than 4 x GROUP outputs) so that kept outputs form runs, rounded to
 whole groups; an output's last stored segment only where the share cannot be reached
 otherwise), or a boolean mask of the layer's weight
-shape (n_out, n_in), True = kept, that is constant on every segment.
+shape (n_out, n_in), True = kept (constant on every segment: segments; else single
+weights).
 """
 
 from __future__ import annotations

@@ -165,6 +165,9 @@ class Plan:
                                 for part in spec.lowerings())
                     if spec.snapshot:   # dp_weights="forward": W per slot (cpgd_options.py)
                         extra += spec.nin * spec.ncols * spec.slots * esize
+                    if spec.single:     # the records: value, G and index per kept weight
+                        extra += (sum(spec.layout().memory_bytes().values())
+                                  + 4 * spec.weight_count + 6 * spec.slots)
                     need = pe_data_bytes(spec.nin, spec.nout, esize, spec.in_slots, r == c,
                                          b.index == 0, spec.skip_depth, extra, spec.ncols)
                     if need > limit:
@@ -509,6 +512,11 @@ class Plan:
                 m = mask_of(b, self.weight_keep[b.index])
                 lines.append(f"    weights pruned: {100 * (1 - m.mean()):.1f}% (whole PE column "
                              f"segments; {int(m.sum())} of {m.size} stored)")
+            if self.weight_single[b.index] is not None:
+                m = self.weight_single[b.index]
+                lines.append(f"    weights pruned: {100 * (1 - m.mean()):.1f}% (single weights, "
+                             f"stored as records with an index each; {int(m.sum())} of {m.size} "
+                             f"stored)")
         head = (f"; a softmax head column of {len(self.heads)} PE(s) at {self.heads[0]}.."
                 f"{self.heads[-1]}" if self.heads else "")
         lines.append(f"  loss {self.loss!r}{head}; optimizer {self.optimizer!r}")

@@ -169,7 +169,8 @@ def test_segment_constant_masks_keep_the_segment_storage():
     (dict(checkpoint=2), None, r"weight_sparsity is not supported with it"),
 ])
 def test_what_single_weights_do_not_cover_is_refused(kw, trainer, match):
-    """fp16, CPGD and a reverse checkpoint are refused with a ConfigError of category "unsupported" naming the layers."""
+    """fp16, CPGD and a reverse checkpoint are refused with a ConfigError of category
+    "unsupported" naming the layers."""
     entry = {"fraction": 0.5, "unit": "weight"}
     with pytest.raises(ws.ConfigError, match=match) as e:
         plan = ws.map(mlp(SIZES, 3), blocks=SHAPES, weight_sparsity=entry, **kw)

@@ -41,9 +41,9 @@ def single_weight_data(s: PeSpec) -> tuple[list[str], list[str]]:
         return [], []
     lay = s.layout()
     n = max(lay.nnz, 1)
-    L = [f"d_sfy:   .dsd mem1d, base=fpsum, length=0, stride={REC}, ix=5, wli=1  ; fpsum[row i's outputs]",
+    L = [f"d_sfy:   .dsd mem1d, base=fpsum, length=0, stride={REC}, ix=5, wli=1  ; fpsum[row's js]",
          f"d_sfv:   .dsd mem1d, base=rec, length=0, stride={REC}, wli=1        ; row i's values",
-         f"d_sdw:   .dsd mem1d, base=rec, length=0, stride={CREC}, ix=2, wli=1  ; column j's values",
+         f"d_sdw:   .dsd mem1d, base=rec, length=0, stride={CREC}, ix=2, wli=1  ; column j's W",
          f"d_scg:   .dsd mem1d, base=rec + 4, length=0, stride={CREC}, ix=2, wli=1  ; and their G",
          f"d_swall: .dsd mem1d, base=rec, length={n}, stride={REC}        ; every kept value",
          f"d_sgall: .dsd mem1d, base=rec + 4, length={n}, stride={REC}    ; and its G",
@@ -53,7 +53,7 @@ def single_weight_data(s: PeSpec) -> tuple[list[str], list[str]]:
                  f"; dpsum[column j's inputs]")
     if s.slots > 1:
         L += [_sca(s, f"d_scat{k}", k) for k in range(s.slots)]
-    L += [f"s_scw:   .stride crec", "s_sdx:   .stride crec + 2", "s_sca:   .stride crec + 4",
+    L += ["s_scw:   .stride crec", "s_sdx:   .stride crec + 2", "s_sca:   .stride crec + 4",
           f"s_sfy:   .stride rec + {REC - 2}",
           f"rtab:    .space u16, {2 * s.nin}",
           f"ctab:    .space u16, {2 * s.nout}",
@@ -85,7 +85,7 @@ def single_forward(s: PeSpec) -> list[str]:
             "        st16 r0, d_sfv",
             "        lds0wds S0[0], d_sfy",
             "        lds1wds S1[0], d_sfv",
-            f"        fmac{s.FX} S0[0], S0[0], S1[0]      ; fpsum[j] += W[j, i] * a_i over row i's records",
+            f"        fmac{s.FX} S0[0], S0[0], S1[0] ; fpsum[j] += W[j, i] a_i, row i's records",
             f"        mul16 r5, r5, {ROWB}",
             "        mov16 r4, r5                   ; row i of w: its activation slots"]
 

@@ -189,3 +189,22 @@ def test_bad_single_weight_entries_are_refused(value, match):
     with pytest.raises(ws.ConfigError, match=match):
         ws.map(mlp(SIZES, 3), w, blocks=SHAPES, weight_sparsity=value)
     assert not any(w.pe(r, c).loaded for r in range(4) for c in range(8))
+
+
+def test_weights_round_trip_and_a_pe_that_keeps_nothing():
+    """Plan.read_weights gives back what was written, masked (numpy W * mask), and a PE
+    whose whole block is pruned (plus an input row and an output column pruned in
+    another) trains bit for bit as the masked reference."""
+    masks = random_masks(0.3, seed=11)
+    masks[0][0:3, 0:3] = False        # layer 0 on 4 x 3 PEs: PE (0, 0) holds W[0:3, 0:3]
+    masks[1][:, 5] = False            # an input row of layer 1
+    masks[2][1, :] = False            # an output of layer 2
+    model = mlp(SIZES, 3)
+    plan = ws.map(model.copy(), blocks=SHAPES, weight_sparsity=masks)
+    assert plan.specs[plan.layers[0].at(0, 0)].layout().nnz == 0
+    for (W, _), d, m in zip(plan.read_weights(), model.dense_layers(), plan.weight_masks()):
+        assert np.array_equal(W, np.where(m, d.linear.weight, np.float32(0)))
+    plan, tr, hist, ref, got, losses = train_both(masks)
+    for (W, b), (Wr, br), m in zip(tr.weights(), ref.params(), got, strict=True):
+        assert np.all(W[~m] == 0)
+        assert np.array_equal(W, Wr) and np.array_equal(b, br)

@@ -110,7 +110,7 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
                     f"from inputs {i0}..{i0 + ni - 1} to output {j}; the mapping stores a PE's "
                     f"weights by column segment (one output, the inputs of one block row: here "
                     f"{block.rows} row(s) of inputs), so a mask must be constant on each segment "
-                    f"(single-weight masks: one PE's block only, kernels/sparse_block.py)")
+                    f"(single-weight storage takes such masks: mapping/single_weights.py)")
             keep[r] = allk
         return keep
     # magnitude, balanced per PE: each PE prunes the same share of its weights, in groups

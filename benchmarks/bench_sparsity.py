@@ -39,8 +39,15 @@ number of epochs from those weights (ReLU zero skipping on, t = 0); pruned weigh
 not stored and cost no cycles. Also printed: the accuracy right after pruning, before
 fine-tuning.
 
+Single-weight pruning (``weight_sparsity={"fraction": q, "unit": "weight"}`` or a bool
+mask: mapping/single_weights.py): the ReLU-trained network pruned to 25% / 50% of every
+layer's single weights, by random masks (seed 0) and by magnitude (balanced per input row
+of each PE's block), rescaled and fine-tuned as the segment rows; the kept weights are
+stored as records with an index per weight and each pass runs over indexed vectors.
+``--single-only`` runs dense, ReLU and these four rows only.
+
 Run: python benchmarks/bench_sparsity.py [--depth 16] [--epochs 2] [--blocks 2x2]
-                                          [--lr 0.03] [--samples N]
+                                          [--lr 0.03] [--samples N] [--single-only]
 Emulated cycles do not depend on the machine; wall times are noisy (shared machine).
 """
 
@@ -59,7 +66,8 @@ from wafersim.train.datasets import digits  # noqa: E402
 
 #: Cerebras, Hot Chips 32 (2020): speed against dense, 34-layer FC network on CS-1
 PUBLISHED = {"dense": 1.0, "ReLU (t = 0)": 1.7, "25% induced": 2.0, "50% induced": 2.4,
-             "25% pruned": 2.0, "50% pruned": 2.4}
+             "25% pruned": 2.0, "50% pruned": 2.4,
+             "25% random w": 2.0, "50% random w": 2.4, "25% magn. w": 2.0, "50% magn. w": 2.4}
 
 
 def make_model(depth: int, seed: int = 0) -> ws.nn.Sequential:
@@ -152,6 +160,8 @@ def main() -> None:
     ap.add_argument("--blocks", default="2x2", help="rows x cols of every hidden layer's block")
     ap.add_argument("--lr", type=float, default=0.03)
     ap.add_argument("--samples", type=int, default=0, help="train on the first N samples (0: all)")
+    ap.add_argument("--single-only", action="store_true",
+                    help="dense, ReLU and the single-weight rows only")
     args = ap.parse_args()
     Xtr, ytr, Xte, yte = digits()
     if args.samples:
@@ -168,6 +178,10 @@ def main() -> None:
     # thresholds from the network ReLU training gave (its final activations), so that
     # about 25% / 50% of what ReLU leaves nonzero falls below them
     trained = rows[1]["weights"]
+    if args.single_only:
+        rows += single_weight_rows(args, model, trained, blocks, Xtr, ytr, Xte, yte)
+        table(rows)
+        return
     th = {q: quantile_thresholds(trained, Xtr, q) for q in (0.25, 0.5)}
     rows += [run(f"{int(q * 100)}% induced", model, th[q], blocks, Xtr, ytr, Xte, yte,
                  args.epochs, args.lr) for q in (0.25, 0.5)]
@@ -189,22 +203,8 @@ def main() -> None:
         rescale_kept(m, masks[q])
     rows += [run(f"{int(q * 100)}% pruned", pruned_models[q], [0.0] * hidden, blocks, Xtr, ytr,
                  Xte, yte, args.epochs, args.lr, weight_sparsity=masks[q]) for q in (0.25, 0.5)]
-    base = rows[0]
-    print(f"{'configuration':<14} {'hidden acts not sent':>20} {'weights pruned':>14} "
-          f"{'train cyc/sample':>17} "
-          f"{'speed-up':>8} {'infer cyc/sample':>17} {'speed-up':>8} {'f_act cyc saved/sample':>22} "
-          f"{'max PE bytes':>12} {'test acc':>8} {'published':>9} {'wall s':>7}")
-    for row in rows:
-        print(f"{row['name']:<14} {100 * row['dropped']:>19.1f}% {100 * row['pruned']:>13.1f}% "
-              f"{row['train']:>17,.0f} "
-              f"{base['train'] / row['train']:>7.2f}x {row['infer']:>17,.0f} "
-              f"{base['infer'] / row['infer']:>7.2f}x {row['saved']:>22,.0f} {row['mem']:>12,} "
-              f"{row['acc']:>8.3f} {PUBLISHED[row['name']]:>8.1f}x {row['wall'] + row['wall_inf']:>7.1f}")
-    passes = ("forward", "delta", "chain", "control")
-    print("busy cycles of the whole wafer per trained sample, by pass (training):")
-    print(f"{'configuration':<14} " + " ".join(f"{p:>9}" for p in passes))
-    for row in rows:
-        print(f"{row['name']:<14} " + " ".join(f"{row['busy'].get(p, 0):>9,.0f}" for p in passes))
+    rows += single_weight_rows(args, model, trained, blocks, Xtr, ytr, Xte, yte)
+    table(rows)
     for q in (0.25, 0.5):
         print(f"{int(q * 100)}% pruned: test accuracy right after pruning the ReLU-trained "
               f"network, before fine-tuning: {pruned_models[q].acc0:.3f}")
@@ -224,6 +224,49 @@ def main() -> None:
         acc, cps, dropped = infer(plan, Xte, yte)
         print(f"{name:<14} {100 * dropped:>19.1f}% {cps:>17,.0f} {dense_inf / cps:>7.2f}x "
               f"{acc:>8.3f}")
+
+
+def single_weight_rows(args, model, trained, blocks, Xtr, ytr, Xte, yte) -> list[dict]:
+    """The ReLU-trained network pruned to 25% / 50% of its single weights (random masks,
+    then magnitude per row of each PE's block), rescaled, fine-tuned with the mask."""
+    hidden = args.depth - 1
+    rng = np.random.default_rng(0)
+    rows = []
+    for kind in ("random", "magn."):
+        for q in (0.25, 0.5):
+            m = make_model(args.depth)
+            for d, (W, b) in zip(m.dense_layers(), trained):
+                d.linear.weight[...] = W
+                d.linear.bias[...] = b
+            if kind == "random":
+                masks = [rng.random(W.shape) >= q for W, _ in trained]
+            else:
+                p0 = ws.map(m.copy(), blocks=blocks, slots=2,
+                            weight_sparsity={"fraction": q, "unit": "weight"})
+                masks = p0.weight_masks()
+            rescale_kept(m, masks)
+            rows.append(run(f"{int(q * 100)}% {kind} w", m, [0.0] * hidden, blocks, Xtr, ytr,
+                            Xte, yte, args.epochs, args.lr, weight_sparsity=list(masks)))
+    return rows
+
+
+def table(rows) -> None:
+    base = rows[0]
+    print(f"{'configuration':<14} {'hidden acts not sent':>20} {'weights pruned':>14} "
+          f"{'train cyc/sample':>17} "
+          f"{'speed-up':>8} {'infer cyc/sample':>17} {'speed-up':>8} {'f_act cyc saved/sample':>22} "
+          f"{'max PE bytes':>12} {'test acc':>8} {'published':>9} {'wall s':>7}")
+    for row in rows:
+        print(f"{row['name']:<14} {100 * row['dropped']:>19.1f}% {100 * row['pruned']:>13.1f}% "
+              f"{row['train']:>17,.0f} "
+              f"{base['train'] / row['train']:>7.2f}x {row['infer']:>17,.0f} "
+              f"{base['infer'] / row['infer']:>7.2f}x {row['saved']:>22,.0f} {row['mem']:>12,} "
+              f"{row['acc']:>8.3f} {PUBLISHED[row['name']]:>8.1f}x {row['wall'] + row['wall_inf']:>7.1f}")
+    passes = ("forward", "delta", "chain", "control")
+    print("busy cycles of the whole wafer per trained sample, by pass (training):")
+    print(f"{'configuration':<14} " + " ".join(f"{p:>9}" for p in passes))
+    for row in rows:
+        print(f"{row['name']:<14} " + " ".join(f"{row['busy'].get(p, 0):>9,.0f}" for p in passes))
 
 
 if __name__ == "__main__":

@@ -164,14 +164,14 @@ def test_bad_weight_sparsity_is_refused_before_any_cycle(value, match):
     assert not any(w.pe(r, c).loaded for r in range(4) for c in range(8))
 
 
-def test_mask_not_constant_on_a_segment_is_refused():
-    """A mask that prunes part of a PE column segment names the layer, the output and
-    the inputs of the segment."""
+def test_mask_not_constant_on_a_segment_gets_single_weight_storage():
+    """A mask that prunes part of a PE column segment is no longer refused: the layer
+    gets single-weight storage (mapping/single_weights.py;
+    tests/test_train_single_weight_sparsity.py trains it)."""
     m = np.ones((7, 9), dtype=bool)
     m[2, 4] = False                   # layer 1: rows of 3 block rows: inputs 3..5
-    with pytest.raises(ws.ConfigError, match=r"weight_sparsity\[1\]: the mask prunes some but "
-                                             r"not all of the weights from inputs 3..5 to output 2"):
-        ws.map(make_model(), blocks=SHAPES, weight_sparsity={1: m})
+    plan = ws.map(make_model(), blocks=SHAPES, weight_sparsity={1: m})
+    assert plan.weight_keep[1] is None and np.array_equal(plan.weight_single[1], m)
 
 
 def test_adam_with_pruned_weights_equals_masked_reference_bit_for_bit():

@@ -21,7 +21,7 @@ from .placement import LayerBlock, branch_blocks, check_shapes, residual_blocks
 from .plan import DTYPES, Plan
 from .routes import mapping_routes
 from .smear import check_smear
-from .weight_sparsity import check_weight_sparsity, kept_outputs
+from .weight_sparsity import check_weight_sparsity, kept_outputs, single_weight_masks
 
 __all__ = ["map_model"]
 
@@ -120,9 +120,12 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     * ``weight_sparsity``: pruned weights, stored compressed (no memory, no cycles) and kept
       at zero through training: None (dense), a fraction p in [0, 1) for every layer
       (magnitude pruning), a list with one entry per mapped layer, or a {layer: entry}
-      dict; an entry is None, a fraction, or a bool mask of the layer's weight shape
-      (True = kept), constant on each PE column segment (mapping/weight_sparsity.py).
-      ``Plan.weight_masks()`` gives the masks.
+      dict; an entry is None, a fraction (whole PE column segments), ``{"fraction": p,
+      "unit": "weight"}`` (single weights by magnitude, balanced per row of each PE's
+      block) or a bool mask of the layer's weight shape (True = kept): one constant on
+      each PE column segment keeps the segment storage (mapping/weight_sparsity.py), any
+      other mask gets single-weight storage (records with an index per weight, fp32;
+      mapping/single_weights.py). ``Plan.weight_masks()`` gives the masks.
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -250,14 +253,29 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     for p in [p for b in layer_blocks for p in b.points()] + heads:
         if wafer.pe(*p).loaded:
             raise ConfigError(f"PE {p} already has a program; map onto free PEs (origin=)")
-    keep = kept_outputs(pruning, layer_blocks, [(d.linear.weight, None) for d in dense])
+    params = [(d.linear.weight, None) for d in dense]
+    keep = kept_outputs(pruning, layer_blocks, params)
+    single = single_weight_masks(pruning, layer_blocks, params)
+    _check_single(single, dtype)
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
                 cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps,
-                dp_weights=dp_weights)
+                dp_weights=dp_weights, weight_single=single)
     plan.source_model = source
     plan.load()
     return plan
+
+
+def _check_single(single, dtype: str) -> None:
+    """Single-weight sparsity (mapping/single_weights.py) covers fp32 (every optimizer);
+    fp16 is refused."""
+    layers = [l for l, m in enumerate(single) if m is not None]
+    if not layers:
+        return
+    if dtype != "fp32":
+        raise ConfigError(f"weight_sparsity: layer(s) {layers} prune single weights, which the "
+                          f"mapping supports in fp32 only, got dtype={dtype!r} "
+                          f"(docs/unsupported_functionality.md)", category="unsupported")
 
 
 def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,

@@ -90,4 +90,12 @@ def pe_spec(plan, b: LayerBlock, r: int, c: int) -> PeSpec:
                   dp_snapshot=plan.dp_weights == "forward",
                   stream_end=plan.cpgd and not all(plan.keeps),
                   keep=(None if plan.weight_keep[b.index] is None
-                        else plan.weight_keep[b.index][(r, c)]), **extra)
+                        else plan.weight_keep[b.index][(r, c)]),
+                  wmask=_local_mask(plan.weight_single[b.index], o0, nout, i0, nin), **extra)
+
+
+def _local_mask(mask, o0: int, nout: int, i0: int, nin: int):
+    """A PE's block of a single-weight mask, as nested tuples (PeSpec is hashable)."""
+    if mask is None:
+        return None
+    return tuple(tuple(bool(v) for v in row) for row in mask[o0:o0 + nout, i0:i0 + nin])

@@ -43,7 +43,7 @@ class Plan:
                  dtype: str, slots: int, skip_depths: dict[int, int] | None = None,
                  loss=None, optimizer=None, activation_thresholds=None, cpgd: bool = False,
                  order_log: int = 0, weight_keep=None, keeps=None,
-                 dp_weights: str = "current"):
+                 dp_weights: str = "current", weight_single=None):
         self.model = model
         #: the torch model ``model`` was converted from (its parameters follow training)
         self.source_model = None
@@ -61,6 +61,9 @@ class Plan:
         #: per layer: None (dense) or {(r, c): the local outputs whose weights PE (r, c)
         #: stores} (weight sparsity; mapping/weight_sparsity.py)
         self.weight_keep: list[dict | None] = list(weight_keep or [None] * len(blocks))
+        #: per layer: None, or its mask (n_out, n_in) of single weights, True = kept
+        #: (stored by row and column records; mapping/single_weights.py)
+        self.weight_single: list[np.ndarray | None] = list(weight_single or [None] * len(blocks))
         self.colors = colors
         #: per layer: it keeps its forward activations (False: a reverse checkpoint
         #: discards them and recomputes them in the backward pass; mapping/checkpoint.py)
@@ -162,6 +165,9 @@ class Plan:
                                 for part in spec.lowerings())
                     if spec.snapshot:   # dp_weights="forward": W per slot (cpgd_options.py)
                         extra += spec.nin * spec.ncols * spec.slots * esize
+                    if spec.single:     # the records: value, G and index per kept weight
+                        extra += (sum(spec.layout().memory_bytes().values())
+                                  + 4 * spec.weight_count + 6 * spec.slots)
                     need = pe_data_bytes(spec.nin, spec.nout, esize, spec.in_slots, r == c,
                                          b.index == 0, spec.skip_depth, extra, spec.ncols)
                     if need > limit:
@@ -317,8 +323,15 @@ class Plan:
             for r in range(b.rows):
                 for c in range(b.cols):
                     spec = self.specs[b.at(r, c)]
+                    if spec.single:     # the kept weights into the records
+                        packed = spec.layout().pack(
+                            W[spec.o0:spec.o0 + spec.nout, spec.i0:spec.i0 + spec.nin])
+                        for name, words in packed.items():
+                            self.wafer.memcpy_h2d(name, words, rect=b.at(r, c))
                     blk = np.zeros((spec.nin, spec.row_bytes // spec.esize), dtype=t)
                     kept = [spec.o0 + j for j in (range(spec.nout) if spec.keep is None else spec.keep)]
+                    if spec.single:
+                        kept = []
                     blk[:, :len(kept)] = W[kept, spec.i0:spec.i0 + spec.nin].T
                     self.wafer.memcpy_h2d("w", blk.ravel(), rect=b.at(r, c))
                     if r == c and spec.bias:
@@ -338,7 +351,11 @@ class Plan:
                     raw = self.wafer.memcpy_d2h("w", rect=b.at(r, c)).reshape(
                         s.nin, s.row_bytes // s.esize)
                     kept = [s.o0 + j for j in (range(s.nout) if s.keep is None else s.keep)]
-                    W[kept, s.i0:s.i0 + s.nin] = raw[:, :len(kept)].T   # pruned: 0
+                    if s.single:        # from the records
+                        W[s.o0:s.o0 + s.nout, s.i0:s.i0 + s.nin] = s.layout().unpack(
+                            self.wafer.memcpy_d2h("rec", rect=b.at(r, c)).ravel())
+                    else:
+                        W[kept, s.i0:s.i0 + s.nin] = raw[:, :len(kept)].T   # pruned: 0
                     if r == c and s.bias:
                         bias[s.o0:s.o0 + s.nout] = self.wafer.memcpy_d2h("bias", rect=b.at(r, c)).ravel()
             out.append((W, bias))
@@ -444,7 +461,8 @@ class Plan:
     def weight_masks(self) -> list[np.ndarray]:
         """Per layer: its weight mask (n_out, n_in), True where a weight is stored and
         trained, False where it is pruned (stays 0); all True for a dense layer."""
-        return [mask_of(b, k) for b, k in zip(self.layers, self.weight_keep)]
+        return [m.copy() if m is not None else mask_of(b, k)
+                for b, k, m in zip(self.layers, self.weight_keep, self.weight_single)]
 
     # ---- descriptions -----------------------------------------------------------------
     def memory(self) -> dict[tuple[int, int], dict]:
@@ -461,6 +479,7 @@ class Plan:
                 s.nin * s.in_slots + (s.nout * s.out_slots if s.final else 0)) * esize
             out[p] = {"data_bytes": prog.data_bytes, "instructions": prog.instruction_count,
                       "activation_bytes": acts,
+                      **_weight_bytes(s, esize),
                       # dp_weights="forward": W per slot, for the delta pass [0634]
                       "snapshot_bytes": (s.nin * s.ncols * s.slots * s.esize
                                          if s is not None and s.snapshot else 0)}
@@ -493,6 +512,11 @@ class Plan:
                 m = mask_of(b, self.weight_keep[b.index])
                 lines.append(f"    weights pruned: {100 * (1 - m.mean()):.1f}% (whole PE column "
                              f"segments; {int(m.sum())} of {m.size} stored)")
+            if self.weight_single[b.index] is not None:
+                m = self.weight_single[b.index]
+                lines.append(f"    weights pruned: {100 * (1 - m.mean()):.1f}% (single weights, "
+                             f"stored as records with an index each; {int(m.sum())} of {m.size} "
+                             f"stored)")
         head = (f"; a softmax head column of {len(self.heads)} PE(s) at {self.heads[0]}.."
                 f"{self.heads[-1]}" if self.heads else "")
         lines.append(f"  loss {self.loss!r}{head}; optimizer {self.optimizer!r}")
@@ -544,3 +568,15 @@ def _params(model, blocks) -> list[tuple[np.ndarray, np.ndarray | None]]:
                                   f"({b.dense.n_out},)")
         out.append((W, bias))
     return out
+
+
+def _weight_bytes(s, esize: int) -> dict:
+    """Bytes of a PE's stored weight values and of their index: single weights (records'
+    entries and tables: mapping/single_weights.py), pruned segments (the column table),
+    dense (none)."""
+    if s is None:
+        return {"weight_values": 0, "weight_index": 0}
+    if s.single:
+        return s.layout().memory_bytes()
+    return {"weight_values": s.nin * (s.ncols if s.keep is None or s.keep else 0) * esize,
+            "weight_index": 2 * s.nout if s.sparse else 0}

@@ -7,19 +7,21 @@ pruned weight is not stored, so it stays exactly zero.
 The unit of pruning is a *PE column segment*: the weights W[j, I_r] from the inputs I_r of
 one block row r to one output j, which PE (r, c) (j in O_c) holds as column j of its W. A
 PE stores the kept columns only; its forward pass adds one vector per run of consecutive
-kept outputs, and its delta and chain passes skip a pruned output's delta. (A finer unit,
-single weights, needs a gather and a scatter with an index per weight: the CE's indexed
-1D vectors give them, and kernels/sparse_block.py trains one PE's block under any mask,
-but this mapping does not use them yet; docs/training.md.)
+kept outputs, and its delta and chain passes skip a pruned output's delta. The finer
+unit, single weights, needs a gather and a scatter with an index per weight (the CE's
+indexed 1D vectors): a mask not constant on segments, or {"fraction": p, "unit":
+"weight"}, gets that storage (mapping/single_weights.py, program/single_weights.py).
 
 ``ws.map(model, weight_sparsity=...)`` takes None (dense), one fraction for every mapped
 layer, a list with one entry per mapped layer, or a {layer: entry} dict; an entry is None,
-a fraction p in [0, 1) (magnitude pruning, balanced per PE: each PE prunes p of its
+{"fraction": p, "unit": "weight"} (single weights; alone, for every layer), a fraction
+p in [0, 1) (magnitude pruning of segments, balanced per PE: each PE prunes p of its
 segments, those of smallest mean |w|, in groups of ``GROUP`` consecutive outputs (fewer
 when a PE has fewer than 4 x GROUP outputs) so that kept outputs form runs, rounded to
 whole groups; an output's last stored segment only where the share cannot be reached
 otherwise), or a boolean mask of the layer's weight
-shape (n_out, n_in), True = kept, that is constant on every segment.
+shape (n_out, n_in), True = kept (constant on every segment: segments; else single
+weights).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import numbers
 import numpy as np
 
 from ..errors import ConfigError
+from .single_weights import block_mask, single_weight_entry
 
-__all__ = ["check_weight_sparsity", "kept_outputs", "GROUP"]
+__all__ = ["check_weight_sparsity", "kept_outputs", "single_weight_masks", "GROUP"]
 
 _NAME = "weight_sparsity"
 #: consecutive outputs of a PE that magnitude pruning keeps or prunes together
@@ -41,6 +44,8 @@ GROUP = 4
 def _entry(value, layer: int, shape: tuple[int, int]):
     if value is None:
         return None
+    if isinstance(value, dict):         # {"fraction": p, "unit": "weight" | "segment"}
+        return single_weight_entry(value, layer)
     if isinstance(value, np.ndarray):
         if value.dtype != np.bool_:
             raise ConfigError(f"{_NAME}[{layer}]: a mask must be a numpy array of dtype bool "
@@ -51,7 +56,8 @@ def _entry(value, layer: int, shape: tuple[int, int]):
         return value.copy()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ConfigError(f"{_NAME}[{layer}] must be a fraction in [0, 1), a bool mask of "
-                          f"shape {shape} or None, got {value!r}")
+                          f"shape {shape}, {{'fraction': p, 'unit': 'weight'}} or None, got "
+                          f"{value!r}")
     p = float(value)
     if math.isnan(p) or not 0.0 <= p < 1.0:
         raise ConfigError(f"{_NAME}[{layer}] = {value!r}: a pruning fraction must lie in "
@@ -66,6 +72,8 @@ def check_weight_sparsity(value, dense) -> list:
     shapes = [(d.n_out, d.n_in) for d in dense]
     if value is None:
         return [None] * n
+    if isinstance(value, dict) and any(isinstance(k, str) for k in value):
+        return [_entry(value, k, shapes[k]) for k in range(n)]   # one entry for every layer
     if isinstance(value, dict):
         out = [None] * n
         for k, v in value.items():
@@ -102,7 +110,7 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
                     f"from inputs {i0}..{i0 + ni - 1} to output {j}; the mapping stores a PE's "
                     f"weights by column segment (one output, the inputs of one block row: here "
                     f"{block.rows} row(s) of inputs), so a mask must be constant on each segment "
-                    f"(single-weight masks: one PE's block only, kernels/sparse_block.py)")
+                    f"(single-weight storage takes such masks: mapping/single_weights.py)")
             keep[r] = allk
         return keep
     # magnitude, balanced per PE: each PE prunes the same share of its weights, in groups
@@ -134,12 +142,31 @@ def _segment_mask(block, entry, W: np.ndarray) -> np.ndarray:
     return keep
 
 
+def _segment_constant(block, mask: np.ndarray) -> bool:
+    return all((mask[:, i0:i0 + ni].all(axis=1) == mask[:, i0:i0 + ni].any(axis=1)).all()
+               for i0, ni in block.in_groups)
+
+
+def is_single(block, entry) -> bool:
+    """Whether a layer's entry needs single-weight storage (mapping/single_weights.py):
+    {"fraction": p, "unit": "weight"}, or a mask not constant on PE column segments."""
+    if isinstance(entry, tuple):
+        return True
+    return isinstance(entry, np.ndarray) and not _segment_constant(block, entry)
+
+
+def single_weight_masks(entries, blocks, params) -> list[np.ndarray | None]:
+    """Per layer: its mask (n_out, n_in) when it has single-weight storage, else None."""
+    return [block_mask(b, e, np.asarray(W)) if e is not None and is_single(b, e) else None
+            for b, e, (W, _) in zip(blocks, entries, params)]
+
+
 def kept_outputs(entries, blocks, params) -> list[dict | None]:
     """Per layer: None (dense) or {(r, c): tuple of the local outputs PE (r, c) keeps}.
     ``params``: (W, b) per layer, the weights magnitude pruning ranks."""
     out = []
     for b, entry, (W, _) in zip(blocks, entries, params):
-        if entry is None:
+        if entry is None or is_single(b, entry):
             out.append(None)
             continue
         keep = _segment_mask(b, entry, np.asarray(W))

@@ -373,8 +373,12 @@ class Trainer:
             for r in range(b.rows):
                 for c in range(b.cols):
                     s = p.specs[b.at(r, c)]
+                    if s.single:        # G in the records (mapping/single_weights.py)
+                        rec = p.wafer.memcpy_d2h("rec", rect=b.at(r, c)).ravel()
+                        p.wafer.memcpy_h2d("rec", s.layout().without_gradients(rec), rect=b.at(r, c))
                     for wname, bname in names:
-                        p.wafer.memcpy_h2d(wname, np.zeros(s.nin * s.ncols, self._t), rect=b.at(r, c))
+                        n = s.nin * s.ncols if wname == "g" else s.weight_count
+                        p.wafer.memcpy_h2d(wname, np.zeros(n, self._t), rect=b.at(r, c))
                         if r == c and s.bias:
                             p.wafer.memcpy_h2d(bname, np.zeros(s.nout, self._t), rect=b.at(r, c))
         if state:

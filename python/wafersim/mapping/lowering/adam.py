@@ -111,8 +111,9 @@ class AdamLowering(SgdLowering):
     # ---- the update task -----------------------------------------------------------------
     def update(self, s: PeSpec) -> list[str]:
         _fp32_only(s.dtype)
-        nw, nb = s.nin * s.ncols, (s.nout if s.final and s.bias else 0)
+        nw, nb = s.weight_count, (s.nout if s.final and s.bias else 0)
         n = nw + nb
+        gall, wall, xw = s.weight_operands      # W's 4D view, or the records (single weights)
         rsqrt, recip = _routines(n + 1)
         last = f"adam_a + {4 * n}"
 
@@ -126,7 +127,7 @@ class AdamLowering(SgdLowering):
                        f"        lddwds  D[10], d_{bc}",
                        "        mov32 D[10], r4"])
 
-        L = ["        lds0wds S0[10], d_gall",
+        L = [f"        lds0wds S0[10], {gall}",
              "        lddwds  D[10], d_adw",
              "        fmuls D[10], S0[10], r2            ; a = G / b (the batch's mean)"]
         if nb:
@@ -134,16 +135,15 @@ class AdamLowering(SgdLowering):
                   "        lddwds  D[10], d_adb",
                   "        fmuls D[10], S0[10], r2"]
         if self.weight_decay > 0:
-            L += scalar("c_wd") + [
-                "        ldxds   X[2], x_wall",
+            L += scalar("c_wd") + xw + [
                 "        lds0wds S0[10], d_adw",
-                "        lds1wds S1[10], d_wall",
+                f"        lds1wds S1[10], {wall}",
                 "        fmacs S0[10], S0[10], S1[10]     ; a += W * weight_decay"]
             if nb:
                 L += ["        lds0wds S0[10], d_adb",
                       "        lds1wds S1[10], d_bias",
                       "        fmacs S0[10], S0[10], S1[10]"]
-        L += ["        lddwds  D[10], d_gall",
+        L += [f"        lddwds  D[10], {gall}",
               "        mov32 D[10], #0                  ; G = 0"]
         if nb:
             L += ["        lddwds  D[10], d_gb", "        mov32 D[10], #0"]
@@ -196,9 +196,8 @@ class AdamLowering(SgdLowering):
               "        fmuls r2, r2, [r6]               ; -lr / bc1",
               "        lds0wds S0[10], d_ada",
               "        lds1wds S1[10], d_adm",
-              "        fmuls S0[10], S0[10], S1[10]     ; a = m / (sqrt(v / bc2) + eps)",
-              "        ldxds   X[2], x_wall",
-              "        lds0wds S0[10], d_wall",
+              "        fmuls S0[10], S0[10], S1[10]     ; a = m / (sqrt(v / bc2) + eps)"] + xw + [
+              f"        lds0wds S0[10], {wall}",
               "        lds1wds S1[10], d_adw",
               "        fmacs S0[10], S0[10], S1[10]     ; W += a * (-lr / bc1)"]
         if nb:
@@ -210,7 +209,7 @@ class AdamLowering(SgdLowering):
     # ---- storage and words ---------------------------------------------------------------
     def data(self, s: PeSpec):
         _fp32_only(s.dtype)
-        nw, nb = s.nin * s.ncols, (s.nout if s.final and s.bias else 0)
+        nw, nb = s.weight_count, (s.nout if s.final and s.bias else 0)
         n = nw + nb
 
         def dsd(name: str, base: str, length: int) -> str:

@@ -106,7 +106,8 @@ class SgdLowering(OptimizerLowering):
         if self.in_place:
             return self._plain_update(s)
         L = ["        mov16 r0, r6                   ; the address of this batch's scale"]
-        L += self._rule(s, g="d_gall", w="d_wall", v="d_vall", w4d=True)
+        g, w, _ = s.weight_operands
+        L += self._rule(s, g=g, w=w, v="d_vall", w4d=not s.single)
         if s.final and s.bias:
             L += self._rule(s, g="d_gb", w="d_bias", v="d_vb", w4d=False)
         return L
@@ -114,12 +115,19 @@ class SgdLowering(OptimizerLowering):
     def _plain_update(self, s: PeSpec) -> list[str]:
         """W += G * scale, G = 0 (and the bias) [0618], [0623]."""
         FX, MV = s.FX, s.MV
-        L = ["        lds0wds S0[10], d_wall",
-             "        ldxds   X[2], x_wall",
-             "        lds1wds S1[10], d_gall",
-             f"        fmac{FX} S0[10], S0[10], S1[10]   ; W += G * scale [0618], [0623]",
-             "        lddwds  D[10], d_gall",
-             f"        {MV} D[10], #0"]
+        if s.single:    # single weights: every kept value and its G (single_weights.py)
+            L = ["        lds0wds S0[10], d_swall",
+                 "        lds1wds S1[10], d_sgall",
+                 f"        fmac{FX} S0[10], S0[10], S1[10]   ; W += G * scale [0618], [0623]",
+                 "        lddwds  D[10], d_sgall",
+                 f"        {MV} D[10], #0"]
+        else:
+            L = ["        lds0wds S0[10], d_wall",
+                 "        ldxds   X[2], x_wall",
+                 "        lds1wds S1[10], d_gall",
+                 f"        fmac{FX} S0[10], S0[10], S1[10]   ; W += G * scale [0618], [0623]",
+                 "        lddwds  D[10], d_gall",
+                 f"        {MV} D[10], #0"]
         if s.final and s.bias:
             L += ["        lds0wds S0[10], d_bias",
                   "        lds1wds S1[10], d_gb",
@@ -175,7 +183,7 @@ class SgdLowering(OptimizerLowering):
         L = [W.declare(C_MOM, value_type=TY), W.declare(C_WD, value_type=TY)]
         names = ["c_mom", "c_wd"]
         if self.momentum > 0:
-            n = s.nin * s.ncols
+            n = s.weight_count
             L += [f"d_vall:   .dsd mem1d, base=vel, length={n}, stride={E}",
                   W.declare(VEL, value_type=TY, count=n)]
             names.append("vel")

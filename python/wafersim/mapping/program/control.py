@@ -13,6 +13,7 @@ from .cpgd_snapshot import bp_slot, fp_slot
 from .idioms import bump
 from .recompute import (discard_inputs, sample_update, stream_done, trigger_admit,
                         trigger_done)
+from .single_weights import single_slot_copy
 from .spec import PeSpec
 
 __all__ = ["fp_count", "fp_end", "bp_end"]
@@ -143,5 +144,8 @@ def bp_end(s: PeSpec) -> list[str]:
         # reach when there are many slots
         L.append("bpt:")
         for k in range(K):
-            L += [f"        lds1wds S1[2], d_actc{k}", "        jmp bpd"]
+            L += [f"        lds1wds S1[2], d_actc{k}", f"        jmp {f'bpx{k}' if s.single else 'bpd'}"]
+        if s.single:    # single weights: the backward slot's activation descriptor
+            for k in range(K):
+                L += single_slot_copy(s, k)
     return L

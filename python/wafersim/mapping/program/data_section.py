@@ -11,6 +11,7 @@ from . import cpgd
 from .idioms import column, fab_in, stage_dsds
 from .recompute import replay_descriptors, trigger_descriptors
 from .spec import PeSpec
+from .single_weights import single_weight_data
 from .sparse_weights import sparse_weight_data
 
 __all__ = ["data_section"]
@@ -190,7 +191,7 @@ def _slots_high(lines: list[str]) -> list[str]:
     they push the u16 runtime words out of ld16 / st16 reach. Only then, so that the
     layout (and the cycles, through memory banks) of every program that fits stays as it
     was."""
-    per_slot = ("d_actc", "d_snapw", "d_snapc")     # (d_snap*: cpgd_snapshot.py)
+    per_slot = ("d_actc", "d_snapw", "d_snapc", "d_scat")     # (d_snap*: cpgd_snapshot.py)
     slot = [ln for ln in lines if ln.startswith(per_slot)]
     rest = [ln for ln in lines if not ln.startswith(per_slot)]
     return rest[:2] + [".descriptors high"] + slot + [".descriptors low"] + rest[2:]
@@ -210,7 +211,9 @@ def data_section(s: PeSpec) -> list[str]:
     # (the assembler lays every descriptor out from address 0, wherever it is declared)
     athr = [f"d_athr:   .dsd mem1d, base=c_athr, length=1, stride={s.esize}"] if s.athr else []
     words = _words(s)
+    single, single_exports = single_weight_data(s)
+    extra_exports += single_exports
     lines = ([head, ".data"] + _descriptors(s) + words + athr + cpgd.descriptors(s)
-             + sparse_weight_data(s) + numbers + extra_data
+             + sparse_weight_data(s) + single + numbers + extra_data
              + [".export " + ", ".join(exports + extra_exports)])
     return _slots_high(lines) if _low_bytes(lines, words) > LD16_REACH else lines

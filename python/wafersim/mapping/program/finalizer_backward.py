@@ -13,6 +13,7 @@ from .idioms import bump
 from .join import skip_back
 from .recompute import delta_gate, send_trigger
 from .sender import sender_setup, staged_sender
+from .single_weights import single_own_column
 from .spec import PeSpec
 
 __all__ = ["finalize_backward", "finalize_later", "own_block_pass"]
@@ -97,11 +98,17 @@ def own_block_pass(s: PeSpec, then: list[str]) -> list[str]:
                   f"        feq{FX} r2, #0",
                   f"        bt own{variant}z_{j}"]
             pos = s.position(j)
+            column = single_own_column(s, j, f"dnz{variant}_{j}") if s.single else None
+            if s.single and column is None:     # single weights: column j keeps none
+                pos = None
             if pos is None:     # weight sparsity: j's weights are pruned here
                 L += [f"dnz{variant}_{j}:                           ; (pruned here: no DP, no CP)",
                       f"own{variant}z_{j}: addi r6, {E}"]
                 continue
-            L.append(f"dnz{variant}_{j}: li r4, {E * pos}               ; column j of W")
+            if column is not None:
+                L += column
+            else:
+                L.append(f"dnz{variant}_{j}: li r4, {E * pos}               ; column j of W")
             if s.has_dp:
                 L.append(f"        fmac{FX} S0[1], S0[1], S1[1]      ; DP: dpsum += W[j, I_r] * delta_j [0409]")
             L += [";@pass chain"] + cp + [";@pass delta",

@@ -9,6 +9,7 @@ from .. import task_ids as T
 from ..registers import CPV, ESIZE, FSLOT, I0, NEGLR, O0, ROWB
 from .cpgd import setup_counting
 from .cpgd_snapshot import dp_column0
+from .single_weights import single_main
 from .spec import PeSpec
 
 __all__ = ["task_table", "main_task", "config_and_setup"]
@@ -65,6 +66,7 @@ def main_task(s: PeSpec) -> list[str]:
          "        lds0wds S0[3], d_gcol"]
     if s.has_dp:
         L.append("        lds0wds S0[1], d_dpsum")
+    L += single_main(s)
     if s.final:
         L += [f"        block {s.j_in}                    ; until a forward pass is done here",
               f"        block {T.STAGE_TX}                    ; staging queues start no task",

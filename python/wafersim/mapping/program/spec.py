@@ -67,6 +67,10 @@ class PeSpec:
                                          # ascending) whose weights this PE stores; None:
                                          # all (dense). Pruned outputs cost no memory and no
                                          # cycles here (mapping/weight_sparsity.py)
+    wmask: tuple[tuple[bool, ...], ...] | None = None  # single-weight sparsity: the block's
+                                # mask (nout rows of nin), True = kept; the kept weights are
+                                # stored by row and by column records
+                                # (mapping/single_weights.py); None: not used
     recomputes: bool = False    # a reverse checkpoint's kept layer: it replays a sample's
                                 # forward pass from its stored inputs (recompute.py)
     discards: str | None = None  # a discarding layer: "pass" (the recompute goes on east)
@@ -140,10 +144,38 @@ class PeSpec:
         return self.keep is not None
 
     @property
+    def single(self) -> bool:
+        return self.wmask is not None
+
+    def layout(self):
+        """The single-weight storage of this PE's block (mapping/single_weights.py)."""
+        from ..single_weights import SingleWeightLayout
+        return SingleWeightLayout(self.wmask, self.row_bytes)
+
+    @property
     def ncols(self) -> int:
         """Stored weight columns per input row: every output (dense), or the kept ones (at
-        least one: a PE that keeps none stores one zero column that nothing reads)."""
+        least one: a PE that keeps none stores one zero column that nothing reads; single
+        weights: that one column, the values being in records)."""
+        if self.wmask is not None:
+            return 1
         return self.nout if self.keep is None else max(len(self.keep), 1)
+
+    @property
+    def weight_count(self) -> int:
+        """Stored weights (and optimizer state per weight): nin x ncols, or the kept
+        weights under single-weight sparsity (at least one record)."""
+        if self.wmask is not None:
+            return max(sum(map(sum, self.wmask)), 1)
+        return self.nin * self.ncols
+
+    @property
+    def weight_operands(self) -> tuple[str, str, list[str]]:
+        """(G descriptor, W descriptor, the lines that load W's XDSR) of the update over
+        every stored weight: the 4D view of W, or the records (single weights)."""
+        if self.wmask is not None:
+            return "d_sgall", "d_swall", []
+        return "d_gall", "d_wall", ["        ldxds   X[2], x_wall"]
 
     def position(self, j: int) -> int | None:
         """Stored column of local output j (None: pruned here)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..registers import ESIZE, O0
 from . import cpgd
 from .idioms import chain_hop
+from .single_weights import single_delta_column
 from .sparse_weights import delta_column, pruned_delta_end
 from .spec import PeSpec
 
@@ -17,7 +18,9 @@ __all__ = ["delta_task", "delta_closeout"]
 def delta_task(s: PeSpec) -> list[str]:
     """b_delta: delta_j in r2, j in r4 [0346]; ESIZE = element size, CPV = the chain-pass
     variant, NEGLR = -lr (both set by setup; registers.py)."""
-    if s.sparse:    # weight sparsity: the stored column of j, or nothing to do
+    if s.single:    # single weights: column j's records
+        L = [";@pass delta"] + single_delta_column(s)
+    elif s.sparse:    # weight sparsity: the stored column of j, or nothing to do
         column = delta_column(s)
         L = [";@pass delta"] + column[:1] + cpgd.delta_logged(s) + column[1:]
     else:

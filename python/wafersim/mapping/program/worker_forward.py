@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..registers import FSLOT, I0, ROWB
 from . import cpgd, cpgd_snapshot
 from .idioms import chain_hop
+from .single_weights import single_forward
 from .sparse_weights import forward_runs, row_offset
 from .spec import PeSpec
 
@@ -16,7 +17,9 @@ __all__ = ["activation_task", "closeout_task", "worker_chain"]
 
 def activation_task(s: PeSpec) -> list[str]:
     """f_act (f_rxact:acc [0410]): a_i in r2, i in r4 [0346]."""
-    if s.sparse:    # weight sparsity: one multiply-add per run of kept outputs
+    if s.single:    # single weights: one scatter-add over row i's records
+        L = [";@pass forward"] + single_forward(s)
+    elif s.sparse:    # weight sparsity: one multiply-add per run of kept outputs
         L = [";@pass forward"] + row_offset() + forward_runs(s)
     else:
         L = [";@pass forward",

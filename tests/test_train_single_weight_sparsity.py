@@ -166,7 +166,7 @@ def test_segment_constant_masks_keep_the_segment_storage():
 @pytest.mark.parametrize("kw,trainer,match", [
     (dict(dtype="fp16"), None, r"layer\(s\) \[0, 1, 2\] prune single weights.*fp32 only"),
     (dict(cpgd=True), None, r"cpgd=True is not supported with weight_sparsity"),
-    (dict(checkpoint=2), None, r"weight_sparsity is not supported with it"),
+    (dict(checkpoint=2), None, r"single-weight sparsity is not supported with it"),
 ])
 def test_what_single_weights_do_not_cover_is_refused(kw, trainer, match):
     """fp16, CPGD and a reverse checkpoint are refused with a ConfigError of category

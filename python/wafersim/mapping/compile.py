@@ -256,7 +256,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     params = [(d.linear.weight, None) for d in dense]
     keep = kept_outputs(pruning, layer_blocks, params)
     single = single_weight_masks(pruning, layer_blocks, params)
-    _check_single(single, dtype)
+    _check_single(single, dtype, keeps)
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
                 cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps,
@@ -266,9 +266,9 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     return plan
 
 
-def _check_single(single, dtype: str) -> None:
+def _check_single(single, dtype: str, keeps) -> None:
     """Single-weight sparsity (mapping/single_weights.py) covers fp32 (every optimizer);
-    fp16 is refused."""
+    fp16 and a reverse checkpoint are refused."""
     layers = [l for l, m in enumerate(single) if m is not None]
     if not layers:
         return
@@ -276,6 +276,13 @@ def _check_single(single, dtype: str) -> None:
         raise ConfigError(f"weight_sparsity: layer(s) {layers} prune single weights, which the "
                           f"mapping supports in fp32 only, got dtype={dtype!r} "
                           f"(docs/unsupported_functionality.md)", category="unsupported")
+    if not all(keeps):
+        gone = [l for l, k in enumerate(keeps) if not k]
+        raise ConfigError(f"weight_sparsity: layer(s) {layers} prune single weights; the "
+                          f"reverse checkpoint discards layer(s) {gone}, and single-weight "
+                          f"sparsity is not supported with it (the recompute pass replays "
+                          f"the dense and segment programs only; "
+                          f"docs/unsupported_functionality.md)", category="unsupported")
 
 
 def _check_checkpoint(blocks, keeps, esize: int, slots: int, limit: int, extra, *,

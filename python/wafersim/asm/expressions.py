@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import threading
 
 import numpy as np
 
@@ -56,12 +57,19 @@ def _switch_cmds(node: ast.Call, ev) -> int:
         raise ExpressionError(str(e)) from None
 
 
+# CPython 3.11's parser can fail with "AST constructor recursion depth mismatch" when
+# several threads parse at once (scripts that assemble in threads: domains as threads,
+# notebooks); one parse at a time avoids it.
+_PARSE_LOCK = threading.Lock()
+
+
 def evaluate(text: str, symbols: dict, sizes: dict | None = None):
     """Evaluates ``text``; names come from ``symbols``; ``sizes`` maps a name to
     (bytes, elements) for sizeof()/count()."""
     sizes = sizes or {}
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with _PARSE_LOCK:
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
         raise ExpressionError(f"cannot parse expression {text.strip()!r}") from None
 

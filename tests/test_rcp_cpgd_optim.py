@@ -18,11 +18,11 @@ import wafersim as ws
 from wafersim.reference.cpgd import CpgdReference, replay_order_log
 from wafersim.train.cpgd_stats import read_order_log
 
+from rcp_cpgd_case import BLOCKS, SIZES, rcp_data as _data, same_weights as _same
 from train_models import mlp
 
 pytestmark = pytest.mark.nosanitize  # whole training runs
 
-SIZES, BLOCKS = (12, 10, 9, 8, 4), [(3, 3), (3, 2), (2, 2), (2, 1)]
 LR = 0.05
 OPTIMIZERS = {
     "momentum": (lambda: ws.optim.SGD(lr=LR, momentum=0.9), {"momentum": 0.9}),
@@ -31,17 +31,6 @@ OPTIMIZERS = {
     "weight-decay": (lambda: ws.optim.SGD(lr=LR, weight_decay=0.02), {"weight_decay": 0.02}),
     "adam": (lambda: ws.optim.Adam(lr=LR), {"adam": {}}),
 }
-
-
-def _data(n, seed=3):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, SIZES[0])).astype(np.float32)
-    X[X < -0.4] = 0
-    return X, rng.uniform(-1, 1, (n, SIZES[-1])).astype(np.float32)
-
-
-def _same(a, b):
-    return all(np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1]) for x, y in zip(a, b))
 
 
 def _fit(name, policy, algo, window=None, epochs=1, n=10, **map_args):

@@ -125,7 +125,8 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
       block) or a bool mask of the layer's weight shape (True = kept): one constant on
       each PE column segment keeps the segment storage (mapping/weight_sparsity.py), any
       other mask gets single-weight storage (records with an index per weight, fp32;
-      mapping/single_weights.py). ``Plan.weight_masks()`` gives the masks.
+      mapping/single_weights.py). ``Plan.weight_masks()`` gives the masks. With
+      ``cpgd=True`` segments only (single weights are refused).
     """
     from ..nn.losses import Loss, MSELoss
     from ..optim import OPTIMIZERS, SGD
@@ -176,10 +177,6 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
         activation_for(d.activation, d.act_module)     # ConfigError if it is not mapped
     loss_for(loss).check_model(dense)
     cpgd, order_log = check_cpgd(cpgd, order_log, dense, optimizer_for(optimizer))
-    if cpgd and any(p is not None for p in pruning):
-        raise ConfigError("cpgd=True is not supported with weight_sparsity: the staleness "
-                          "counters and the order log are not wired into the compressed "
-                          "programs (docs/unsupported_functionality.md)", category="unsupported")
     dp_weights = check_dp_weights(dp_weights, cpgd, pruning)
     if slots is None:
         slots = min(2 * len(dense), 64)
@@ -256,7 +253,7 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     params = [(d.linear.weight, None) for d in dense]
     keep = kept_outputs(pruning, layer_blocks, params)
     single = single_weight_masks(pruning, layer_blocks, params)
-    _check_single(single, dtype, keeps)
+    _check_single(single, dtype, keeps, cpgd)
     plan = Plan(model, wafer, layer_blocks, colors, dtype, int(slots), skip_depths,
                 loss=loss, optimizer=optimizer, activation_thresholds=thresholds,
                 cpgd=cpgd, order_log=order_log, weight_keep=keep, keeps=keeps,
@@ -266,12 +263,20 @@ def map_model(model, wafer=None, *, blocks=None, dtype: str = "fp32", origin=(0,
     return plan
 
 
-def _check_single(single, dtype: str, keeps) -> None:
+def _check_single(single, dtype: str, keeps, cpgd: bool) -> None:
     """Single-weight sparsity (mapping/single_weights.py) covers fp32 (every optimizer);
-    fp16 and a reverse checkpoint are refused."""
+    fp16, a reverse checkpoint and CPGD are refused (CPGD takes segment sparsity: its
+    counters and order log run unchanged in the segment programs)."""
     layers = [l for l, m in enumerate(single) if m is not None]
     if not layers:
         return
+    if cpgd:
+        raise ConfigError(f"cpgd=True is not supported with weight_sparsity that prunes "
+                          f"single weights (layer(s) {layers}: {{'unit': 'weight'}} or a mask "
+                          f"not constant on PE column segments): the staleness counters and the "
+                          f"order log are not wired into the single-weight programs; prune "
+                          f"segments (a fraction, or a segment-constant mask) instead "
+                          f"(docs/unsupported_functionality.md)", category="unsupported")
     if dtype != "fp32":
         raise ConfigError(f"weight_sparsity: layer(s) {layers} prune single weights, which the "
                           f"mapping supports in fp32 only, got dtype={dtype!r} "

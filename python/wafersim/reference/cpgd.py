@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .masked import MaskedDeviceOrderMLP
 from .training import DeviceOrderMLP
 
 __all__ = ["time_step_schedule", "CpgdReference", "replay_order_log", "batch_ends"]
@@ -101,15 +102,19 @@ class CpgdReference:
     any of them each sample accumulates G and ends with the optimizer's step on every
     weight (a mini-batch of one, as the wafer's update task does per PE).
     ``batch_size`` > 1: CPGD with mini-batches (G accumulates; the step after a batch's
-    last sample)."""
+    last sample). ``masks``: per layer a bool (n_out, n_in) array (True = kept) or None,
+    as ``Plan.weight_masks()`` gives them (weight sparsity: pruned weights are 0 from the
+    start and after every update, ``MaskedDeviceOrderMLP``)."""
 
     def __init__(self, params, activations, shapes, lr: float, loss: str = "mse",
                  dp_weights: str = "current", thresholds=None, keeps=None,
-                 batch_size: int = 1, **optimizer):
+                 batch_size: int = 1, masks=None, **optimizer):
         if dp_weights not in ("current", "forward"):
             raise ValueError(f"dp_weights must be 'current' or 'forward', got {dp_weights!r}")
-        self.mlp = DeviceOrderMLP(params, activations, shapes, loss=loss, thresholds=thresholds,
-                                  **optimizer)
+        if masks is not None:
+            optimizer["masks"] = masks
+        self.mlp = (DeviceOrderMLP if masks is None else MaskedDeviceOrderMLP)(
+            params, activations, shapes, loss=loss, thresholds=thresholds, **optimizer)
         self.lr = lr
         if int(batch_size) != batch_size or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")

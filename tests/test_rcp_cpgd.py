@@ -197,7 +197,7 @@ def test_cpgd_with_rcp_replayed_order_equals_the_wafer_bit_for_bit_fp32_0615(pol
             assert list(entries) == list(range(len(X))), p
     current = CpgdReference(params, names, BLOCKS, 0.1, loss=loss, keeps=plan.keeps)
     step = current.step
-    current.step = lambda x, y, fw, uw, rw: step(x, y, fw, uw, None)    # current weights
+    current.step = lambda x, y, fw, uw, rw, **kw: step(x, y, fw, uw, None, **kw)  # current W
     replay_order_log(current, X, Y, plan.layers, log)
     assert _same(_weights(plan), current.params())
     plain = CpgdReference(params, names, BLOCKS, 0.1, loss=loss)

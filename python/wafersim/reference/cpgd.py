@@ -385,9 +385,9 @@ def replay_order_log(ref: CpgdReference, X, Y, blocks, log: dict) -> np.ndarray:
     losses = []
     for x, y, end in zip(X, Y, ends):
         s = ref.samples
-        extra = {"batch_end": bool(end)} if ref.batched else {}
         losses.append(ref.step(x, y, forward_weights, unread_weights,
-                               recompute_weights if ref.segments() else None, **extra))
+                               recompute_weights if ref.segments() else None,
+                               batch_end=bool(end)))
         # the sample's updates, now that its deltas are known
         for b in blocks:
             dl = ref.deltas[s][b.index]

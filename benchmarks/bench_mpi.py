@@ -5,7 +5,8 @@ by one process or by ``mpiexec -n N python benchmarks/bench_mpi.py ROWS COLS``. 
 run outside the exchange (its own step, which other load on the machine disturbs less
 than wall time) and in it (MPICH's waits spin), peak memory per rank, and a digest of the
 results (which must not depend on N). Compare with the same run under ``WAFERSIM_MPI=0``
-or without mpiexec. ``WAFERSIM_MPI_BLOCKS=k`` deals k blocks of rows to each rank."""
+or without mpiexec. ``WAFERSIM_MPI_BLOCKS=k`` deals k blocks of rows to each rank (default: blocks of about
+12 rows, ``wafersim.domains.auto_blocks``)."""
 import hashlib
 import json
 import resource
@@ -47,7 +48,7 @@ mine = {"rank": distributed.rank(), "exchange_s": round(ex, 3),
 every = [mine] if w._domain is None else w._domain.link.allgather_obj(mine)
 if distributed.rank() == 0:
     print(json.dumps({"ranks": distributed.size(),
-                      "blocks": distributed.blocks_per_process() if d is not None else 1, "rows": rows, "cols": cols,
+                      "blocks": len(d.blocks) if d is not None else 1, "rows": rows, "cols": cols,
                       "cycles": s.cycles, "run_s": round(r["seconds"], 2),
                       "cycles_per_s": round(s.cycles / r["seconds"], 1),
                       "script_s": round(total, 1), "per_rank": every,

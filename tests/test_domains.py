@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import wafersim as ws
-from wafersim.domains import deal_rows, split_over, split_rows
+from wafersim.domains import auto_blocks, deal_rows, split_over, split_rows
 from repo_scripts import load_script
 
 
@@ -41,7 +41,9 @@ class _ThreadLink:
         return out
 
     def allgather_array(self, values):
-        return self.allgather_obj(values.copy())
+        every = self.allgather_obj(values.copy())
+        at = np.concatenate([[0], np.cumsum([len(v) for v in every])]).astype(np.int64)
+        return np.concatenate(every), at
 
     def allgather(self, values):
         return np.stack(self.allgather_obj(values.copy()))
@@ -82,6 +84,75 @@ def test_deal_rows_deals_blocks_round_robin_and_lowers_the_count_to_fit():
     assert deal_rows(5, 2, 4) == [[(0, 2), (3, 4)], [(2, 3), (4, 5)]]  # 2 blocks each
     with pytest.raises(ws.ConfigError, match="integer >= 1, got 0"):
         deal_rows(7, 2, 0)
+
+
+def test_auto_blocks_deal_blocks_of_about_twelve_rows():
+    """Without WAFERSIM_MPI_BLOCKS a wafer picks blocks of about 12 rows (measured,
+    docs/scale.md), at least one per domain."""
+    assert auto_blocks(757, 2) == 31 and auto_blocks(128, 2) == 5
+    assert auto_blocks(47, 2) == 1 and auto_blocks(48, 2) == 2 and auto_blocks(5, 3) == 1
+    blocks = deal_rows(757, 2, auto_blocks(757, 2))
+    sizes = [hi - lo for d in blocks for lo, hi in d]
+    assert len(sizes) == 62 and set(sizes) == {12, 13} and sum(sizes) == 757
+
+
+def _wide_backpressure():
+    """Backpressure up a column past the 64th (the second word of a row's stall bitmap)
+    and along a row, across every cut of 1-row blocks."""
+    w = ws.Wafer(26, 70, queue_depth=2)
+    w.route(2, path=[(r, 66) for r in range(26)])
+    w.route(3, path=[(25, c) for c in range(60, 70)] + [(r, 69) for r in range(24, -1, -1)])
+    w.set_sink((25, 66), capacity=1, drain_period=4)
+    w.set_sink((0, 69), capacity=1, drain_period=3)
+    w.inject((0, 66), 2, data=np.arange(80))
+    w.inject((25, 60), 3, data=np.arange(50) + 1000, cycle=3)
+    s = w.run()
+    return s, w.collect()
+
+
+@pytest.mark.parametrize("n,blocks", [(2, None), (2, 13), (3, 4)])
+def test_stall_bits_past_the_first_64_columns_cross_the_cuts_exactly(n, blocks):
+    """The stall bits after phase B travel sparse (a bitmap of the nonzero words, then the
+    words; sim/cut_messages.hpp): a wafer of 70 columns whose queues back up across many
+    cuts gives one process's arrivals, cycles and latencies."""
+    ref_stats, ref_arr = _wide_backpressure()
+    assert ref_stats.cycles > 150  # the sinks held the senders back
+    for (s, a), err in _split(n, _wide_backpressure, blocks):
+        assert err is None
+        _same_stats(s, ref_stats)
+        for k in ("row", "col", "data", "arrived", "hops"):
+            assert np.array_equal(getattr(a, k), getattr(ref_arr, k)), k
+
+
+def test_cut_messages_refuse_short_or_foreign_buffers():
+    """What the transport hands the core is checked before it is read: a message cut
+    short raises WaferError, never a read past the buffer."""
+    from wafersim._extension import core
+
+    w = ws.Wafer(4, 70)
+    msgs = core.fabric.CutMessages(w._core, [[(1, 2)]])
+    n = msgs.sends_capacity(0)
+    assert n > 1  # a flag byte and one cut's sends
+    with pytest.raises(ws.WaferError, match="cut short"):
+        msgs.write_sends(0, 0, np.zeros(n - 1, np.uint8))
+    flagged = np.zeros(n, np.uint8)
+    flagged[0] = 1  # says the cut's sends follow, but none do
+    with pytest.raises(ws.WaferError, match="cut short"):
+        msgs.read_sends(0, 0, flagged[:10])
+    msgs.read_sends(0, 0, np.zeros(1, np.uint8))  # nothing crossed: one flag byte
+    m = msgs.border_capacity(0)
+    out = np.zeros(m, np.uint64)
+    used = msgs.write_borders(0, out)
+    assert used == 2  # no stall bits: row 1's bitmap of 2 words, nothing after it
+    msgs.read_borders(0, out[:used])
+    bad = np.zeros(2, np.uint64)
+    bad[1] = 0b101  # two stall words announced, none given
+    with pytest.raises(ws.WaferError, match="cut short"):
+        msgs.read_borders(0, bad)
+    with pytest.raises(ws.ConfigError, match="neighbour 1 of 1"):
+        msgs.border_capacity(1)
+    with pytest.raises(ws.ConfigError, match="neighbouring rows"):
+        core.fabric.CutMessages(w._core, [[(0, 2)]])
 
 
 def _traffic():

@@ -22,10 +22,7 @@ from .errors import ConfigError
 
 _SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS")
 _world = None  # (link, index, parts), once found
-# Blocks of rows per process. 4 gave the full wafer's smallest per-cycle CPU maxima over
-# 2 processes, but no measured wall-time gain on a loaded machine, and 128 rows ran
-# slower with it (docs/scale.md, "Speed, measured"): 1 until measured on an idle one.
-DEFAULT_BLOCKS = 1
+
 
 
 def launched_size() -> int:
@@ -72,16 +69,18 @@ class MpiLink:
         self.comm.Allgather(values, out)
         return out
 
-    def allgather_array(self, values: np.ndarray) -> list[np.ndarray]:
-        """Every process's 1-D array ``values`` (sizes may differ), in rank order: one
-        Allgatherv of the raw bytes (pickling a large array through ``allgather_obj``
-        costs seconds at a full wafer's statistics)."""
-        raw = np.ascontiguousarray(values).view(np.uint8)
+    def allgather_array(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every process's 1-D array ``values`` (sizes may differ) laid end to end in rank
+        order, and the N + 1 offsets (in elements) where each begins: one Allgatherv of the
+        raw bytes (pickling a large array through ``allgather_obj`` costs seconds at a full
+        wafer's statistics)."""
+        values = np.ascontiguousarray(values)
+        raw = values.view(np.uint8)
         sizes = self.comm.allgather(raw.size)
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         out = np.empty(int(offsets[-1]), np.uint8)
         self.comm.Allgatherv(raw, [out, sizes, offsets[:-1].tolist(), self._mpi.BYTE])
-        return [out[offsets[k]:offsets[k + 1]].view(values.dtype) for k in range(len(sizes))]
+        return out.view(values.dtype), offsets // values.dtype.itemsize
 
     def allgather_obj(self, obj) -> list:
         return self.comm.allgather(obj)
@@ -124,13 +123,14 @@ def _install_abort(comm) -> None:
     sys.excepthook = hook
 
 
-def blocks_per_process() -> int:
-    """How many blocks of rows each process steps (``WAFERSIM_MPI_BLOCKS``, default
-    :data:`DEFAULT_BLOCKS`; docs/scale.md): the wafer's rows are cut into processes x blocks
-    blocks dealt round-robin, so that work moving across the rows stays shared."""
+def blocks_per_process() -> int | None:
+    """How many blocks of rows each process steps (``WAFERSIM_MPI_BLOCKS``; docs/scale.md):
+    the wafer's rows are cut into processes x blocks blocks dealt round-robin, so that work
+    moving across the rows stays shared. None when not set: each wafer then picks its own
+    (:func:`wafersim.domains.auto_blocks`)."""
     v = os.environ.get("WAFERSIM_MPI_BLOCKS", "")
     if not v:
-        return DEFAULT_BLOCKS
+        return None
     if not v.isdigit() or int(v) < 1:
         raise ConfigError(f"WAFERSIM_MPI_BLOCKS must be an integer >= 1, got {v!r}")
     return int(v)

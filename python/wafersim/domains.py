@@ -5,10 +5,12 @@ only the rows of its domain: one or more blocks of rows (:func:`deal_rows`). Eve
 (``wafersim._core.fabric.CutExchange``): after phase A of its border rows each domain
 starts handing its neighbours what those rows sent across a cut (the arrival posts and
 output registers of the links between the two rows), steps its inner rows, and takes the
-neighbours' before phase B of the border rows; after phase B one allgather hands over the
-stall bits of its border rows and the holds of their runtime switches (what the
-neighbour's next phase A reads) and combines what the cycle loop decides from the whole
-wafer (work left, progress for the watchdog, queued wavelets, the first error). A wavelet
+neighbours' before phase B of the border rows; after phase B each domain hands each
+neighbour the stall bits of its border rows facing it (sparse) and the holds of their
+runtime switches (what the neighbour's next phase A reads), and one allgather of four
+numbers combines what the cycle loop decides from the whole wafer (work left, progress
+for the watchdog, queued wavelets, the first error). The core packs and reads every
+message (``wafersim._core.fabric.CutMessages``). A wavelet
 on a 2-cycle diagonal link crosses in the cycle it arrives (with the register of the cycle
 it was sent in), with loop links the last row and row 0 are neighbours across a cut, and
 in packet mode a cut carries the sending row's LinkSends block and registers instead of
@@ -18,13 +20,15 @@ The transport is a *link* with these methods, so that the same exchange runs ove
 (:mod:`wafersim.distributed`) or over threads in one process (the tests):
 
 * ``start_swap(pairs)``, then ``finish_swap(pairs)``: for each ``(domain, send, recv)``,
-  send the uint8 array ``send`` to that domain and receive its array into the start of
-  ``recv`` (all pairs at once, no ordering; a message may be shorter than ``recv``, and its
-  own first bytes say how it goes on); between the two calls the domain steps its inner
-  rows, and ``recv`` is ready only after ``finish_swap``;
+  send the array ``send`` (uint8 or uint64) to that domain and receive its array into the
+  start of ``recv`` (all pairs at once, no ordering; a message may be shorter than
+  ``recv``, and its own first words say how it goes on); between the two calls the domain
+  steps its inner rows (or, after phase B, takes part in ``allgather``), and ``recv`` is
+  ready only after ``finish_swap``;
 * ``allgather(values)``: every domain's ``values`` (a uint64 array), stacked in domain order;
-* ``allgather_array(values)``: every domain's 1-D array (sizes may differ), as a list in
-  domain order (large arrays: per-PE statistics);
+* ``allgather_array(values)``: every domain's 1-D array (sizes may differ) laid end to end
+  in domain order, and the offsets where each begins (N + 1 of them, the last the total
+  size; large arrays: per-PE statistics);
 * ``allgather_obj(obj)``: every domain's ``obj`` (picklable), as a list in domain order.
 """
 from __future__ import annotations
@@ -55,6 +59,20 @@ def split_rows(rows: int, parts: int) -> list[tuple[int, int]]:
         out.append((lo, hi))
         lo = hi
     return out
+
+
+# Rows per block of a domain when the number of blocks is not given (WAFERSIM_MPI_BLOCKS):
+# on the 2-core development machine, 2 processes ran the full wafer (757 rows) fastest
+# with blocks of 8 to 12 rows and slower with 24 or more (a wave of work then sits in one
+# process's block for many cycles while the other waits); 128 rows ran alike with blocks
+# of 6 to 32 rows (docs/scale.md, "Speed, measured").
+ROWS_PER_BLOCK = 12
+
+
+def auto_blocks(rows: int, parts: int) -> int:
+    """Blocks of rows per domain for a wafer of ``rows`` rows over ``parts`` domains: blocks
+    of about :data:`ROWS_PER_BLOCK` rows, at least one per domain."""
+    return max(1, rows // (parts * ROWS_PER_BLOCK))
 
 
 def deal_rows(rows: int, parts: int, blocks: int = 1) -> list[list[tuple[int, int]]]:
@@ -90,17 +108,13 @@ class RowExchange(core.fabric.CutExchange):
                 near.append(rows - 1 - r)
             return near
 
-        n = int(wafer_core.cut_sends_bytes)
-        # Every domain's border rows (an owned row next to another domain's), ascending:
-        # their stall bits (and switch holds) ride in the allgather after phase B.
+        # Every domain's border rows (an owned row next to another domain's), ascending.
         borders = [[r for r in range(rows) if owner[r] == d and
                     any(owner[q] != d for q in neighbours(r))]
                    for d in range(len(domains))]
-        self._all_borders = borders
         self._borders = borders[index]
-        width = max(len(b) for b in borders)
         # The cuts, grouped by neighbour domain, each cut's pair of rows ascending and the
-        # cuts in that order on both sides (so the neighbour's k-th slice is the same cut
+        # cuts in that order on both sides (so the neighbour's k-th cut is the same cut
         # as this domain's k-th): neighbour -> [(my border row, its border row)].
         cuts: dict[int, list] = {}
         for r in self._borders:
@@ -109,105 +123,66 @@ class RowExchange(core.fabric.CutExchange):
                     cuts.setdefault(int(owner[theirs]), []).append((r, theirs))
         self._cuts = sorted((nb, sorted(pairs, key=lambda p: (min(p), max(p))))
                             for nb, pairs in cuts.items())
-        # A message to a neighbour: one flag byte per cut (1: its sends follow), then the
-        # sends of the cuts that carried something (most cycles most cuts carry nothing).
-        self._send = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
-        self._recv = [np.zeros(len(c) * (1 + n), np.uint8) for _, c in self._cuts]
-        self._n = n
-        self._nothing = np.zeros(0, np.uint8)
+        # One message per neighbour and meeting point, packed and read by the core
+        # (sim/cut_messages.hpp): after phase A the sends across the cuts, after phase B
+        # the stall bits (sparse) and switch holds of the rows facing the neighbour.
+        self._msgs = core.fabric.CutMessages(wafer_core, [pairs for _, pairs in self._cuts])
+        self._send = [np.zeros(self._msgs.sends_capacity(k), np.uint8)
+                      for k in range(len(self._cuts))]
+        self._recv = [np.zeros_like(b) for b in self._send]
+        self._routes_version = None
+        self._size_border_buffers()
         self.failed_domain = -1  # set when a cycle ends in an error somewhere
         self.seconds = 0.0  # wall time spent in the exchange (benchmarks/bench_mpi.py)
         self.cpu_seconds = 0.0  # CPU time of this process in it (MPICH's waits spin)
-        # After phase B one allgather carries everything: four numbers for the cycle loop,
-        # then the stall bits of this domain's border rows (its neighbours' next phase A
-        # reads them), padded to the most border rows of any domain.
-        self._cols = cols
-        self._width = width
-        # (neighbour, its border row I read, where that row sits in its allgather slot)
-        self._stall_in = [(nb, theirs, 4 + borders[nb].index(theirs) * cols)
-                          for nb, pairs in self._cuts for _, theirs in pairs]
-        self._routes_version = None
-        self._lay_out_holds()
+        # After phase B one allgather combines four numbers for the cycle loop.
+        self._mine = np.zeros(4, np.uint64)
         self._flags = core.fabric.DomainFlags()
-        self._pairs = []  # (neighbour, this cycle's message, receive buffer)
+        self._pairs = []  # (neighbour, this meeting's message, receive buffer)
 
-    def _lay_out_holds(self) -> None:
-        """The allgather's layout for the current routes: after the stall bits, the holds
-        of the switched slots of each border row (a word each; none without runtime
-        switches), in this domain's border rows' order. Every domain configures the same
-        switches, so each computes every domain's layout alike."""
-        w, cols = self._w, self._cols
-        self._routes_version = w.routes_version
-        at = 4 + self._width * cols
-        places = []  # per domain: {border row: (offset, words)}
-        for rows in self._all_borders:
-            place, k = {}, at
-            for r in rows:
-                m = int(w.row_switch_slots(r))
-                place[r] = (k, m)
-                k += m
-            places.append((place, k))
-        end = max(k for _, k in places)
-        self._mine = np.zeros(end, np.uint64)
-        self._stall_out = [(r, self._mine[4 + k * cols:4 + (k + 1) * cols])
-                           for k, r in enumerate(self._borders)]
-        mine, _ = places[self.index]
-        self._holds_out = [(r, self._mine[k:k + m]) for r, (k, m) in mine.items() if m]
-        self._holds_in = []
-        for nb, pairs in self._cuts:
-            for _, theirs in pairs:
-                k, m = places[nb][0][theirs]
-                if m:
-                    self._holds_in.append((nb, theirs, k, m))
+    def _size_border_buffers(self) -> None:
+        """Buffers for the messages after phase B; their size follows the routes (the
+        holds of switched slots ride in them), which change between runs only."""
+        self._routes_version = self._w.routes_version
+        self._bsend = [np.zeros(self._msgs.border_capacity(k), np.uint64)
+                       for k in range(len(self._cuts))]
+        self._brecv = [np.zeros_like(b) for b in self._bsend]
 
     def send_cuts(self, cycle: int) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
-        w, n = self._w, self._n
-        self._pairs.clear()
-        for (nb, pairs), buf, recv in zip(self._cuts, self._send, self._recv):
-            at = len(pairs)
-            for k, (mine, theirs) in enumerate(pairs):
-                used = w.export_cut_sends(mine, theirs, cycle, buf[at:at + n])
-                buf[k] = used != 0
-                at += used
-            self._pairs.append((nb, buf[:at], recv))
-        self._link.start_swap(self._pairs)
+        msgs, pairs = self._msgs, self._pairs
+        pairs.clear()
+        for k, ((nb, _), buf, recv) in enumerate(zip(self._cuts, self._send, self._recv)):
+            pairs.append((nb, buf[:msgs.write_sends(k, cycle, buf)], recv))
+        self._link.start_swap(pairs)
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.process_time() - c0
 
     def receive_cuts(self, cycle: int) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
-        w, n = self._w, self._n
         self._link.finish_swap(self._pairs)
-        for (_, pairs), buf in zip(self._cuts, self._recv):
-            at = len(pairs)
-            for k, (mine, theirs) in enumerate(pairs):
-                if buf[k]:
-                    w.import_cut_sends(theirs, mine, cycle, buf[at:at + n])
-                    at += n
-                else:
-                    w.import_cut_sends(theirs, mine, cycle, self._nothing)
+        for k, recv in enumerate(self._recv):
+            self._msgs.read_sends(k, cycle, recv)
         self.seconds += time.perf_counter() - t0
         self.cpu_seconds += time.process_time() - c0
 
     def after_phase_b(self, cycle: int, local):
         t0, c0 = time.perf_counter(), time.process_time()
-        w = self._w
-        if w.routes_version != self._routes_version:  # (routes change between runs only)
-            self._lay_out_holds()
-        mine, cols = self._mine, self._cols
+        if self._w.routes_version != self._routes_version:  # (between runs only)
+            self._size_border_buffers()
+        msgs, pairs = self._msgs, self._pairs
+        pairs.clear()
+        for k, ((nb, _), buf, recv) in enumerate(zip(self._cuts, self._bsend, self._brecv)):
+            pairs.append((nb, buf[:msgs.write_borders(k, buf)], recv))
+        self._link.start_swap(pairs)
+        mine = self._mine
         mine[0], mine[1], mine[3] = local.work, local.progress, local.error_step
         mine[2] = local.queued % 2**64
-        for r, out in self._stall_out:
-            w.export_row_stalls(r, out)
-        for r, out in self._holds_out:
-            w.export_row_holds(r, out)
         every = self._link.allgather(mine)
-        for nb, theirs, at in self._stall_in:
-            w.import_row_stalls(theirs, every[nb, at:at + cols])
-        for nb, theirs, at, m in self._holds_in:
-            w.import_row_holds(theirs, every[nb, at:at + m])
-        work, progress, queued, step = every[:, :4].T.tolist()
+        self._link.finish_swap(pairs)
+        for k, recv in enumerate(self._brecv):
+            msgs.read_borders(k, recv)
+        work, progress, queued, step = every.T.tolist()
         out = self._flags
         out.work = sum(work) % 2**64
         out.progress = sum(progress) % 2**64
@@ -239,11 +214,11 @@ _local = threading.local()
 
 
 @contextlib.contextmanager
-def split_over(link, index: int, parts: int, blocks: int = 1):
+def split_over(link, index: int, parts: int, blocks: int | None = 1):
     """Every :class:`wafersim.Wafer` built in this thread inside the ``with`` is domain
-    ``index`` of ``parts`` (``blocks`` blocks of rows each: deal_rows), joined to the
-    others over ``link``. (Under ``mpiexec`` :mod:`wafersim.distributed` does this for the
-    whole process.)"""
+    ``index`` of ``parts`` (``blocks`` blocks of rows each: deal_rows; None: auto_blocks),
+    joined to the others over ``link``. (Under ``mpiexec`` :mod:`wafersim.distributed`
+    does this for the whole process.)"""
     old = getattr(_local, "split", None)
     _local.split = (link, index, parts, blocks)
     try:
@@ -264,15 +239,20 @@ def _current():
 class Domain:
     """What a split wafer keeps of its split: the link, its rows, and how results merge."""
 
-    def __init__(self, wafer, wafer_core, link, index: int, parts: int, blocks: int = 1):
+    def __init__(self, wafer, wafer_core, link, index: int, parts: int,
+                 blocks: int | None = 1):
+        # blocks: of rows per domain (deal_rows); None picks them from the rows (auto_blocks)
         self.link, self.index, self.parts = link, index, parts
         shape = (wafer.rows, wafer.cols, wafer.topology_name, wafer.mode, blocks)
         every = link.allgather_obj(shape)
         if any(s != shape for s in every):
-            lines = "; ".join(f"process {i}: {s[0]} x {s[1]} {s[2]!r} {s[3]!r}, {s[4]} blocks "
-                              "of rows" for i, s in enumerate(every))
+            lines = "; ".join(f"process {i}: {s[0]} x {s[1]} {s[2]!r} {s[3]!r}, "
+                              f"{'automatic' if s[4] is None else s[4]} blocks of rows"
+                              for i, s in enumerate(every))
             raise ConfigError("the processes built different wafers (the same script must run "
                               f"on every process, with the same WAFERSIM_MPI_BLOCKS): {lines}")
+        if blocks is None:
+            blocks = auto_blocks(wafer.rows, parts)
         self.domains = deal_rows(wafer.rows, parts, blocks)
         self.blocks = self.domains[index]
         self._owner = np.empty(wafer.rows, np.int64)
@@ -375,12 +355,16 @@ class Domain:
         ``ce_run_stats_table()``), on every process, as one compact table."""
         ids, ends, blob, full = table
         link = self.link
-        every_ids, every_ends = link.allgather_array(ids), link.allgather_array(ends)
-        every_blob = link.allgather_array(blob)
-        every_full = link.allgather_obj(full)  # (PEs with trace spans or a profile only)
-        return PackedPeStats.join([
-            PackedPeStats(self.cols, i, e - np.diff(e, prepend=0), e, b, f)
-            for i, e, b, f in zip(every_ids, every_ends, every_blob, every_full)])
+        every_ids, id_at = link.allgather_array(ids)
+        every_ends, _ = link.allgather_array(ends)
+        every_blob, blob_at = link.allgather_array(blob)
+        fulls = link.allgather_obj(full)  # (PEs with trace spans or a profile only)
+        # Each process's ends count from its own blob; its first PE starts at 0.
+        starts = np.empty_like(every_ends)
+        starts[1:] = every_ends[:-1]
+        starts[id_at[:-1][np.diff(id_at) > 0]] = 0
+        return PackedPeStats.gathered(self.cols, every_ids, id_at, starts, every_ends,
+                                      every_blob, blob_at, fulls)
 
 
 def _portable(err):

@@ -39,18 +39,26 @@ class PackedPeStats(Mapping):
     @classmethod
     def join(cls, parts: list[PackedPeStats]) -> PackedPeStats:
         """The tables of several processes' rows as one, in router order."""
-        starts, ends, base = [], [], 0
-        for p in parts:
-            starts.append(p.starts + base)
-            ends.append(p.ends + base)
-            base += p.blob.size
-        full = {}
-        for p in parts:
-            full.update(p.full)
-        ids = np.concatenate([p.ids for p in parts])
+        at = np.concatenate([[0], np.cumsum([p.blob.size for p in parts])]).astype(np.int64)
+        counts = np.concatenate([[0], np.cumsum([len(p.ids) for p in parts])])
+        return cls.gathered(parts[0].cols, np.concatenate([p.ids for p in parts]), counts,
+                            np.concatenate([p.starts for p in parts]),
+                            np.concatenate([p.ends for p in parts]),
+                            np.concatenate([p.blob for p in parts]), at, [p.full for p in parts])
+
+    @classmethod
+    def gathered(cls, cols: int, ids, id_at, starts, ends, blob, blob_at, fulls) -> PackedPeStats:
+        """One table from every process's arrays laid end to end (process k's PEs are
+        ``ids[id_at[k]:id_at[k + 1]]``, its packed counters ``blob[blob_at[k]:blob_at[k +
+        1]]``, its ``starts`` and ``ends`` counted from there): the blob is kept as it came
+        (a full wafer's is over 200 MB), only the offsets are shifted and sorted."""
+        shift = np.repeat(np.asarray(blob_at[:-1], np.int64), np.diff(id_at))
         order = np.argsort(ids, kind="stable")
-        return cls(parts[0].cols, ids[order], np.concatenate(starts)[order],
-                   np.concatenate(ends)[order], np.concatenate([p.blob for p in parts]), full)
+        full = {}
+        for f in fulls:
+            full.update(f)
+        return cls(cols, np.asarray(ids)[order], (starts + shift)[order], (ends + shift)[order],
+                   blob, full)
 
     def parts(self) -> tuple:
         """What another process needs to rebuild this table (picklable, mostly arrays)."""

@@ -29,6 +29,7 @@ from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, decode_val
                         write_chrome_trace)
 from .errors import ConfigError
 from .layout import Rect
+from .pe_stats_table import PackedPeStats
 from .stats import PeStats
 from .switches import control_data
 
@@ -495,12 +496,13 @@ class PeHost:
 
     # ---- statistics and traces ----------------------------------------------------------------
     def _pe_run_stats(self) -> PeStats:
+        table = self._core.ce_run_stats_table()
         if self._domain is not None:  # each process ran the PEs of its rows
-            by_pe = self._domain.merge_pe_stats(self._core.ce_run_stats_table())
-            return PeStats(self.rows, self.cols, by_pe, unpack=core.ce_stats_unpack)
-        by_pe = {}
-        for rid, s in self._core.ce_run_stats(packed=True):
-            by_pe[(int(rid) // self.cols, int(rid) % self.cols)] = s
+            by_pe = self._domain.merge_pe_stats(table)
+        else:
+            ids, ends, blob, full = table
+            by_pe = PackedPeStats(self.cols, ids, ends - np.diff(ends, prepend=0), ends, blob,
+                                  full)
         return PeStats(self.rows, self.cols, by_pe, unpack=core.ce_stats_unpack)
 
     def _trace_events(self, pes: PeStats) -> list[dict]:

@@ -8,6 +8,7 @@
 #include "arrays.hpp"
 #include "bindings.hpp"
 #include "wafersim/errors.hpp"
+#include "wafersim/sim/cut_messages.hpp"
 #include "wafersim/sim/domain.hpp"
 #include "wafersim/sim/wafer.hpp"
 #include "wafersim/sim/wafer_view.hpp"
@@ -16,6 +17,7 @@
 namespace wafersim::bindings {
 
 using sim::CutExchange;
+using sim::CutMessages;
 using sim::DomainFlags;
 using sim::Wafer;
 
@@ -33,14 +35,6 @@ class PyCutExchange : public CutExchange {
     PYBIND11_OVERRIDE_PURE(DomainFlags, CutExchange, after_phase_b, cycle, local);
   }
 };
-
-template <typename T>
-void check_size(const CArray<T>& a, size_t n, const char* what) {
-  if (static_cast<size_t>(a.size()) != n) {
-    throw ConfigError(std::string(what) + " must hold " + std::to_string(n) + " elements, got " +
-                      std::to_string(a.size()));
-  }
-}
 
 }  // namespace
 
@@ -68,38 +62,6 @@ void bind_domain(py::module_& m) {
          py::keep_alive<1, 4>())
       .def_property_readonly("domain",
                              [](Wafer& w) { return w.simulator().domain_blocks(); })
-      .def_property_readonly("cut_sends_bytes",
-                             [](const Wafer& w) { return w.fabric().cut_sends_bytes(); })
-      .def(
-          "export_cut_sends",
-          [](Wafer& w, int from_row, int to_row, uint64_t cycle, CArray<uint8_t>& out) {
-            check_size(out, w.fabric().cut_sends_bytes(), "out");
-            return w.fabric().export_cut_sends(from_row, to_row, cycle, out.mutable_data());
-          },
-          py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("out").noconvert())
-      .def(
-          "import_cut_sends",
-          [](Wafer& w, int from_row, int to_row, uint64_t cycle, const CArray<uint8_t>& in) {
-            // `in`: what export_cut_sends wrote (empty: nothing crossed)
-            if (in.size() != 0) check_size(in, w.fabric().cut_sends_bytes(), "in");
-            w.fabric().import_cut_sends(from_row, to_row, cycle, in.data(),
-                                        static_cast<size_t>(in.size()));
-          },
-          py::arg("from_row"), py::arg("to_row"), py::arg("cycle"), py::arg("in").noconvert())
-      .def(
-          "export_row_stalls",
-          [](const Wafer& w, int row, CArray<uint64_t>& out) {
-            check_size(out, static_cast<size_t>(w.fabric().cols()), "out");
-            w.fabric().export_row_stalls(row, out.mutable_data());
-          },
-          py::arg("row"), py::arg("out").noconvert())
-      .def(
-          "import_row_stalls",
-          [](Wafer& w, int row, const CArray<uint64_t>& in) {
-            check_size(in, static_cast<size_t>(w.fabric().cols()), "in");
-            w.fabric().import_row_stalls(row, in.data());
-          },
-          py::arg("row"), py::arg("in").noconvert())
       // The deadlock report of a split wafer (watchdog.hpp, wafer_view.hpp): this domain's
       // facts, then its part given every domain's facts, then the report from every part.
       .def("deadlock_facts",
@@ -126,25 +88,40 @@ void bind_domain(py::module_& m) {
           },
           py::arg("every_part"), py::arg("cycle"))
       .def_property_readonly("routes_version",
-                             [](const Wafer& w) { return w.fabric().routes_version(); })
+                             [](const Wafer& w) { return w.fabric().routes_version(); });
+
+  // One message per neighbouring domain and meeting point (sim/cut_messages.hpp).
+  py::class_<CutMessages>(fabric, "CutMessages")
+      .def(py::init([](Wafer& w, std::vector<std::vector<std::pair<int, int>>> neighbours) {
+             return std::make_unique<CutMessages>(w.fabric(), std::move(neighbours));
+           }),
+           py::arg("wafer"), py::arg("neighbours"), py::keep_alive<1, 2>())
+      .def("sends_capacity", &CutMessages::sends_capacity, py::arg("k"))
       .def(
-          "row_switch_slots",
-          [](const Wafer& w, int row) { return w.fabric().row_switch_slots(row); },
-          py::arg("row"))
-      .def(
-          "export_row_holds",
-          [](const Wafer& w, int row, CArray<uint64_t>& out) {
-            check_size(out, w.fabric().row_switch_slots(row), "out");
-            w.fabric().export_row_holds(row, out.mutable_data());
+          "write_sends",
+          [](CutMessages& m, size_t k, uint64_t cycle, CArray<uint8_t>& out) {
+            return m.write_sends(k, cycle, out.mutable_data(), static_cast<size_t>(out.size()));
           },
-          py::arg("row"), py::arg("out").noconvert())
+          py::arg("k"), py::arg("cycle"), py::arg("out").noconvert())
       .def(
-          "import_row_holds",
-          [](Wafer& w, int row, const CArray<uint64_t>& in) {
-            check_size(in, w.fabric().row_switch_slots(row), "in");
-            w.fabric().import_row_holds(row, in.data());
+          "read_sends",
+          [](CutMessages& m, size_t k, uint64_t cycle, const CArray<uint8_t>& in) {
+            m.read_sends(k, cycle, in.data(), static_cast<size_t>(in.size()));
           },
-          py::arg("row"), py::arg("in").noconvert());
+          py::arg("k"), py::arg("cycle"), py::arg("in").noconvert())
+      .def("border_capacity", &CutMessages::border_capacity, py::arg("k"))
+      .def(
+          "write_borders",
+          [](CutMessages& m, size_t k, CArray<uint64_t>& out) {
+            return m.write_borders(k, out.mutable_data(), static_cast<size_t>(out.size()));
+          },
+          py::arg("k"), py::arg("out").noconvert())
+      .def(
+          "read_borders",
+          [](CutMessages& m, size_t k, const CArray<uint64_t>& in) {
+            m.read_borders(k, in.data(), static_cast<size_t>(in.size()));
+          },
+          py::arg("k"), py::arg("in").noconvert());
 }
 
 }  // namespace wafersim::bindings

@@ -214,8 +214,11 @@ class Fabric {
   // `bytes`: what export_cut_sends returned (0: nothing crossed; the posts are cleared).
   void import_cut_sends(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
                         size_t bytes);
-  void export_row_stalls(int row, uint64_t* out) const;  // cols() words
-  void import_row_stalls(int row, const uint64_t* in);
+  // A row's stall bits (cols() words, one per router): what the neighbouring rows' next
+  // phase A reads; a domain writes its copy of a neighbour's border row here.
+  uint64_t* stall_row(int row) { return &stall_out_[stall_row_at(row)]; }
+  const uint64_t* stall_row(int row) const { return &stall_out_[stall_row_at(row)]; }
+  size_t stall_row_words() const { return (static_cast<size_t>(cols()) + 63) / 64; }
   size_t row_switch_slots(int row) const;
   void export_row_holds(int row, uint64_t* out) const;  // row_switch_slots(row) words
   void import_row_holds(int row, const uint64_t* in);
@@ -252,6 +255,7 @@ class Fabric {
   uint32_t packet_phase_b_row(int row, const uint64_t* active, uint64_t* next_active,
                               uint64_t cycle, CycleCounters& counters, uint32_t& next_count);
   int cut_source(int from_row, int to_row) const;  // the arrival-board class of a cut
+  size_t stall_row_at(int row) const;  // the index of a row's first stall word (checked)
   size_t export_packet_cut(int from_row, int to_row, uint64_t cycle, uint8_t* out);
   void import_packet_cut(int from_row, int to_row, uint64_t cycle, const uint8_t* in,
                          size_t bytes);

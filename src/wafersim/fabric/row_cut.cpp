@@ -178,16 +178,12 @@ void Fabric::import_cut_sends(int from_row, int to_row, uint64_t cycle, const ui
   }
 }
 
-void Fabric::export_row_stalls(int row, uint64_t* out) const {
-  check_cut(row, row + 1 < rows() ? row + 1 : row - 1);
-  const size_t c = static_cast<size_t>(cols());
-  std::memcpy(out, &stall_out_[static_cast<size_t>(row) * c], c * sizeof(uint64_t));
-}
-
-void Fabric::import_row_stalls(int row, const uint64_t* in) {
-  check_cut(row, row + 1 < rows() ? row + 1 : row - 1);
-  const size_t c = static_cast<size_t>(cols());
-  std::memcpy(&stall_out_[static_cast<size_t>(row) * c], in, c * sizeof(uint64_t));
+size_t Fabric::stall_row_at(int row) const {
+  if (row < 0 || row >= rows()) {
+    throw ConfigError("row must be in 0.." + std::to_string(rows() - 1) + ", got " +
+                      std::to_string(row));
+  }
+  return static_cast<size_t>(row) * static_cast<size_t>(cols());
 }
 
 // The holds of a row's switched slots (QueueSlot::hold: directions whose senders wait),

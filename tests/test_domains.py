@@ -98,23 +98,24 @@ def test_auto_blocks_deal_blocks_of_about_twelve_rows():
 
 def _wide_backpressure():
     """Backpressure up a column past the 64th (the second word of a row's stall bitmap)
-    and along a row, across every cut of 1-row blocks."""
-    w = ws.Wafer(26, 70, queue_depth=2)
-    w.route(2, path=[(r, 66) for r in range(26)])
-    w.route(3, path=[(25, c) for c in range(60, 70)] + [(r, 69) for r in range(24, -1, -1)])
-    w.set_sink((25, 66), capacity=1, drain_period=4)
+    and along a row, across the cuts."""
+    w = ws.Wafer(50, 70, queue_depth=2)
+    w.route(2, path=[(r, 66) for r in range(50)])
+    w.route(3, path=[(49, c) for c in range(60, 70)] + [(r, 69) for r in range(48, -1, -1)])
+    w.set_sink((49, 66), capacity=1, drain_period=4)
     w.set_sink((0, 69), capacity=1, drain_period=3)
     w.inject((0, 66), 2, data=np.arange(80))
-    w.inject((25, 60), 3, data=np.arange(50) + 1000, cycle=3)
+    w.inject((49, 60), 3, data=np.arange(50) + 1000, cycle=3)
     s = w.run()
     return s, w.collect()
 
 
-@pytest.mark.parametrize("n,blocks", [(2, None), (2, 13), (3, 4)])
+@pytest.mark.parametrize("n,blocks", [(2, None), (2, 25), (3, 4)])
 def test_stall_bits_past_the_first_64_columns_cross_the_cuts_exactly(n, blocks):
     """The stall bits after phase B travel sparse (a bitmap of the nonzero words, then the
     words; sim/cut_messages.hpp): a wafer of 70 columns whose queues back up across many
-    cuts gives one process's arrivals, cycles and latencies."""
+    cuts gives one process's arrivals, cycles and latencies (blocks None: the default,
+    2 blocks of 12-13 rows per domain here; 25: blocks of 1 row)."""
     ref_stats, ref_arr = _wide_backpressure()
     assert ref_stats.cycles > 150  # the sinks held the senders back
     for (s, a), err in _split(n, _wide_backpressure, blocks):

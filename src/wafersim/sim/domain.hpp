@@ -28,15 +28,15 @@ class CutExchange {
  public:
   virtual ~CutExchange() = default;
   // After phase A of `cycle` in the domain's border rows: hand what they sent across the
-  // cuts to the neighbours (fabric::Fabric::export_cut_sends) and start taking theirs;
+  // cuts to the neighbours (CutMessages::write_sends) and start taking theirs;
   // the domain's inner rows step meanwhile.
   virtual void send_cuts(uint64_t cycle) = 0;
   // Before phase B of the border rows: finish taking what the neighbours' border rows
   // sent across the cuts in `cycle` (fabric::Fabric::import_cut_sends).
   virtual void receive_cuts(uint64_t cycle) = 0;
   // After phase B (and once when a run starts): swap the cut rows' stall bits and the
-  // holds of their runtime switches (export_row_stalls / import_row_stalls,
-  // export_row_holds / import_row_holds) and combine `local` over all domains.
+  // holds of their runtime switches with the neighbours (CutMessages::write_borders /
+  // read_borders) and combine `local` over all domains.
   virtual DomainFlags after_phase_b(uint64_t cycle, const DomainFlags& local) = 0;
 };
 

@@ -158,6 +158,20 @@ def test_packed_run_statistics_equal_the_plain_ones():
     assert pes.total("element_ops") == sum(s["element_ops"] for s in plain.values()) > 0
 
 
+def test_packed_counters_are_a_header_and_the_words_low_bytes():
+    """The packed form (docs/scale.md, "What one PE costs"): per nonzero counter word a
+    16-bit header, its index in bits 11:0 and its byte count - 1 in bits 14:12, then its
+    low bytes, little-endian; written here by hand and read back."""
+    import struct
+    cycles, busy = 2**63 + 5, 200  # words 0 and 1 of the counters: 8 bytes and 1 byte
+    packed = (struct.pack("<H", 0 | 7 << 12) + struct.pack("<Q", cycles)
+              + struct.pack("<H", 1 | 0 << 12) + bytes([busy]))
+    s = _core.ce_stats_unpack(packed)
+    assert s["cycles"] == cycles and s["busy_cycles"] == busy and s["stall_cycles"] == 0
+    with pytest.raises(ws.ConfigError, match="end inside word 0"):
+        _core.ce_stats_unpack(struct.pack("<H", 0 | 2 << 12) + b"\x01\x02")  # 3 bytes said
+
+
 def test_malformed_packed_statistics_are_a_config_error():
     with pytest.raises(ws.ConfigError):
         _core.ce_stats_unpack(b"\x00" * 7)

@@ -253,10 +253,9 @@ def test_window_that_does_not_fit_pe_memory_names_layer_and_limit():
         ws.map(model, blocks=[(2, 1), (1, 1)], cpgd=True, slots=64)
 
 
-def test_cpgd_is_deterministic_for_any_thread_count_and_fp16_window_one_is_sgd():
-    """The order of forward reads and updates emerges from the fabric, which the
-    simulator steps deterministically: 1 and 2 threads give bit-identical weights and
-    staleness. In fp16 (stochastic rounding) window 1 is SGD bit for bit as well."""
+def same_with_one_and_two_threads(**trainer_args):
+    """CPGD of a 16-8-4 network on 2 x 2 blocks with 1 and then 2 threads: asserts the
+    weights and staleness histograms are bit-identical; returns (model, X, Y, shapes)."""
     model = make_model((16, 8, 4))
     X, Y = data(20, 16, 4, seed=5)
     shapes = [(2, 2), (2, 2)]
@@ -264,11 +263,19 @@ def test_cpgd_is_deterministic_for_any_thread_count_and_fp16_window_one_is_sgd()
     for threads in (1, 2):
         plan = ws.map(model.copy(), blocks=shapes, cpgd=True, slots=4)
         plan.wafer.threads = threads
-        tr = ws.Trainer(plan, algo="cpgd", lr=LR, progress=False)
+        tr = ws.Trainer(plan, algo="cpgd", lr=LR, progress=False, **trainer_args)
         tr.fit(X, Y, epochs=1, shuffle=False)
         runs.append((tr.weights(), [s["histogram"] for s in tr.stats().staleness()]))
     assert same_params(runs[0][0], runs[1][0])
     assert all(np.array_equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+    return model, X, Y, shapes
+
+
+def test_cpgd_is_deterministic_for_any_thread_count_and_fp16_window_one_is_sgd():
+    """The order of forward reads and updates emerges from the fabric, which the
+    simulator steps deterministically: 1 and 2 threads give bit-identical weights and
+    staleness. In fp16 (stochastic rounding) window 1 is SGD bit for bit as well."""
+    model, X, Y, shapes = same_with_one_and_two_threads()
     out = []
     for algo, kw in (("cpgd", {"cpgd": True, "slots": 2}), ("sgd", {})):
         plan = ws.map(model.copy(), blocks=shapes, dtype="fp16", **kw)

@@ -21,7 +21,8 @@ from wafersim.reference.cpgd import CpgdReference, batch_ends, replay_order_log
 from wafersim.reference.training import DeviceOrderMLP
 from wafersim.train.cpgd_stats import read_order_log
 
-from test_train_cpgd import LR, data, make_model, names_of, params_of, same_params
+from test_train_cpgd import (LR, data, make_model, names_of, params_of, same_params,
+                             same_with_one_and_two_threads)
 
 pytestmark = pytest.mark.nosanitize  # whole training runs
 
@@ -212,18 +213,7 @@ def test_deterministic_for_any_thread_count_and_fp16_window_one_is_the_minibatch
     the pipelined mini-batch; with stochastic rounding against the mini-batch with one
     slot (each PE draws its random numbers in the order of its operations, and only one
     sample at a time per PE gives the same order)."""
-    model = make_model((16, 8, 4))
-    X, Y = data(20, 16, 4, seed=5)
-    shapes = [(2, 2), (2, 2)]
-    runs = []
-    for threads in (1, 2):
-        plan = ws.map(model.copy(), blocks=shapes, cpgd=True, slots=4)
-        plan.wafer.threads = threads
-        tr = ws.Trainer(plan, algo="cpgd", lr=LR, batch_size=4, window=4, progress=False)
-        tr.fit(X, Y, epochs=1, shuffle=False)
-        runs.append((tr.weights(), [s["histogram"] for s in tr.stats().staleness()]))
-    assert same_params(runs[0][0], runs[1][0])
-    assert all(np.array_equal(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+    model, X, Y, shapes = same_with_one_and_two_threads(batch_size=4, window=4)
     for numerics, mb_slots in (("fp16", 2), ("fp16-sr", 1)):
         out = []
         for algo, kw in (("cpgd", {"cpgd": True, "slots": 2}), ("minibatch", {"slots": mb_slots})):

@@ -108,16 +108,11 @@ class RowExchange(core.fabric.CutExchange):
                 near.append(rows - 1 - r)
             return near
 
-        # Every domain's border rows (an owned row next to another domain's), ascending.
-        borders = [[r for r in range(rows) if owner[r] == d and
-                    any(owner[q] != d for q in neighbours(r))]
-                   for d in range(len(domains))]
-        self._borders = borders[index]
         # The cuts, grouped by neighbour domain, each cut's pair of rows ascending and the
         # cuts in that order on both sides (so the neighbour's k-th cut is the same cut
         # as this domain's k-th): neighbour -> [(my border row, its border row)].
         cuts: dict[int, list] = {}
-        for r in self._borders:
+        for r in np.flatnonzero(owner == index).tolist():
             for theirs in neighbours(r):
                 if owner[theirs] != index:
                     cuts.setdefault(int(owner[theirs]), []).append((r, theirs))

@@ -109,7 +109,16 @@ _TIMING = re.compile(r"(\d+(\.\d+)?\s*(s|ms|us|seconds|M?\s*(cycles|PE-cycles|st
 
 def _mask(text: str) -> str:
     lines = []
+    wall_end = None  # in a table with a right-aligned "wall s" column: where its cells end
     for line in text.splitlines():
+        if not line.strip():
+            wall_end = None
+        elif wall_end is not None:  # a row of that table: only its wall-clock cell varies
+            cell = next((m for m in re.finditer(r"\d[\d,.]*", line) if m.end() == wall_end), None)
+            if cell is not None:
+                line = line[:cell.start()] + "#" * len(cell.group()) + line[cell.end():]
+        if "wall s" in line:
+            wall_end = line.index("wall s") + len("wall s")
         if _TIMING.search(line):
             line = re.sub(r"\d+(\.\d+)?", "#", line)
         lines.append(line)

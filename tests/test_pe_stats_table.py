@@ -52,3 +52,41 @@ def test_the_cores_table_holds_what_ce_run_stats_gives(trace):
     assert all(isinstance(s, dict) == trace for s in want.values())
     for pe, s in want.items():
         assert table[pe] == s
+
+
+def same_stats(a, b) -> bool:
+    """Statistics dicts (some values numpy arrays) or packed bytes, equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("profile", [False, True])
+def test_the_table_is_the_same_built_by_one_or_several_threads(profile):
+    """Wafer::ce_run_stats_table packs contiguous ranges of PEs in the wafer's threads (at
+    least 4,096 PEs each) and joins them in router order: 9,216 PEs give two ranges with 3
+    threads. The ids, offsets, bytes and the whole statistics of profiled PEs equal one
+    thread's table and what ce_run_stats gives one PE at a time."""
+    from wafersim.kernels.matvec import run_grid
+
+    tables = []
+    for threads in (1, 3):
+        w = run_grid(96, 2, "fp16", seed=1, check=False, threads=threads)["wafer"]
+        if profile:  # busy cycles by pc: these statistics stay whole (dicts)
+            w._core.set_ce_profile(True)
+            w.launch("main")
+            w.run()
+        ids, ends, blob, whole = w._core.ce_run_stats_table()
+        assert len(ids) == 96 * 96 and len(whole) == (96 * 96 if profile else 0)
+        pairs = w._core.ce_run_stats(packed=True)
+        table = PackedPeStats(96, ids, ends - np.diff(ends, prepend=0), ends, blob, whole)
+        want = {(int(rid) // 96, int(rid) % 96): s for rid, s in pairs}
+        assert list(table) == sorted(want)
+        for pe, s in want.items():
+            assert same_stats(table[pe], s)
+        tables.append((ids, ends, bytes(blob), whole))
+    (ids1, ends1, blob1, whole1), (ids3, ends3, blob3, whole3) = tables
+    assert np.array_equal(ids1, ids3) and np.array_equal(ends1, ends3) and blob1 == blob3
+    assert whole1.keys() == whole3.keys()
+    assert all(same_stats(whole1[k], whole3[k]) for k in whole1)
+    assert profile or ends1[-1] > 96 * 96 * 8  # every PE counted something

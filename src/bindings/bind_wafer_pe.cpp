@@ -136,30 +136,23 @@ void bind_wafer_pe(py::module_& root) {
            py::arg("packed") = false)
       .def("ce_run_stats_table",
            [](Wafer& w) {
-             // ce_run_stats(packed=True) as arrays (wafersim.pe_stats_table): router ids,
-             // each PE's packed counters' end offset in one buffer, the buffer, and the
-             // stats dicts of the PEs whose stats do not pack (trace spans, a profile)
-             std::vector<int64_t> ids, ends;
-             std::string blob;
-             py::dict full;
-             w.ce_run_stats([&](uint32_t id, const pe::CeStats& s) {
-               ids.push_back(id);
-               if (s.task_spans.empty() && s.microthread_spans.empty() &&
-                   s.id_events.empty() && s.busy_by_pc.empty()) {
-                 blob += pe::pack_counters(s);
-               } else {
-                 full[py::int_(id)] = ce_stats_dict(s);
-               }
-               ends.push_back(static_cast<int64_t>(blob.size()));
-             });
+             // Wafer::ce_run_stats_table as (ids, ends, packed bytes, {id: stats dict} of
+             // the PEs whose statistics do not pack), for wafersim.pe_stats_table
+             Wafer::RunStatsTable t;
+             {
+               py::gil_scoped_release release;
+               t = w.ce_run_stats_table();
+             }
              auto as_array = [](const std::vector<int64_t>& v) {
                py::array_t<int64_t> a(static_cast<py::ssize_t>(v.size()));
                std::copy(v.begin(), v.end(), a.mutable_data());
                return a;
              };
-             py::array_t<uint8_t> bytes(static_cast<py::ssize_t>(blob.size()));
-             std::copy(blob.begin(), blob.end(), bytes.mutable_data());
-             return py::make_tuple(as_array(ids), as_array(ends), bytes, full);
+             py::array_t<uint8_t> bytes(static_cast<py::ssize_t>(t.blob.size()));
+             std::copy(t.blob.begin(), t.blob.end(), bytes.mutable_data());
+             py::dict whole;
+             for (const auto& [id, s] : t.whole) whole[py::int_(id)] = ce_stats_dict(s);
+             return py::make_tuple(as_array(t.ids), as_array(t.ends), bytes, whole);
            })
       .def_property(  // a tuning knob (benchmarks): below this many active routers, one thread
           "parallel_min_routers", [](Wafer& w) { return w.simulator().parallel_min_routers(); },

@@ -46,6 +46,8 @@ class Simulator {
   // 0: OpenMP's default thread count.
   void set_threads(int threads);
   int threads() const { return threads_; }
+  // The threads a parallel cycle uses: threads(), or OpenMP's default when that is 0.
+  int thread_count() const;
   // Raise DeadlockError after this many cycles without progress while work is pending.
   void set_watchdog(uint64_t cycles);
   uint64_t watchdog() const { return watchdog_; }
@@ -168,7 +170,6 @@ class Simulator {
   // An owned row next to another domain's row: what it sends crosses a cut.
   bool border(int row) const { return !border_.empty() && border_[static_cast<size_t>(row)]; }
   void rethrow_chunked_error();
-  int thread_count() const;
   // True when this cycle's phases run in one thread (cycle_parallel_, decided by
   // choose_threads at the cycle's start).
   bool serial() const { return !cycle_parallel_; }

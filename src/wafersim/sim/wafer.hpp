@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "wafersim/fabric/fabric.hpp"
@@ -104,6 +106,17 @@ class Wafer {
   // the spans recorded during it, handed to `f(id, stats)` one PE at a time in router
   // order (a large wafer never holds them all at once).
   void ce_run_stats(const std::function<void(uint32_t, const pe::CeStats&)>& f);
+  // The same statistics as one table, in router order: for PE ids[i], its counters packed
+  // (pe::pack_counters) in blob[ends[i-1] .. ends[i]), or, when the run recorded trace
+  // spans or a profile in it, no bytes there and its whole statistics in `whole`. Built
+  // by the wafer's threads, each packing a contiguous range of PEs (the same table for
+  // any thread count): on a whole wafer this took a tenth of a run in one thread.
+  struct RunStatsTable {
+    std::vector<int64_t> ids, ends;
+    std::string blob;
+    std::vector<std::pair<uint32_t, pe::CeStats>> whole;
+  };
+  RunStatsTable ce_run_stats_table();
   // Counts busy cycles per instruction address in every CE from now on (or stops).
   void set_ce_profile(bool on);
   void reset_ce_stats(uint32_t id);
@@ -131,6 +144,11 @@ class Wafer {
     std::vector<uint64_t> busy_by_pc;
   };
   void mark_ce_stats();
+  // This run's share of a CE's statistics: what was counted since its mark.
+  pe::CeStats run_stats_of(const CeMark& m) const;
+  // Whether the CE recorded no trace span and no profile since its mark (its run's
+  // statistics are the counters alone); `now` may be nullptr (it never stepped).
+  static bool counters_only(const CeMark& m, const pe::CeStats* now);
   void check_reset_ce(uint32_t id) const;
   CeEndpoint& stream_pe(uint32_t id, int color, const char* what);
   void reset_ce(uint32_t id);

@@ -2,6 +2,7 @@
 // (so a large wafer with a few programs stays small), their configuration, and the
 // per-run statistics that Wafer::run reports (counters since the run started).
 #include <algorithm>
+#include <exception>
 #include <string>
 
 #include "wafersim/errors.hpp"
@@ -159,32 +160,96 @@ void Wafer::reset_ce_stats(uint32_t id) {
   }
 }
 
+pe::CeStats Wafer::run_stats_of(const CeMark& m) const {
+  pe::CeStats s;
+  const pe::CeStats* counted = ces_.at(m.id)->ce().stats_if_any();
+  if (counted == nullptr) return s;  // it never stepped: nothing to report
+  const pe::CeStats& now = *counted;
+  static const pe::CeCounters zero{};
+  static_cast<pe::CeCounters&>(s) = pe::counters_since(now, m.counters ? *m.counters : zero);
+  s.task_spans.assign(now.task_spans.begin() + static_cast<ptrdiff_t>(m.task_spans),
+                      now.task_spans.end());
+  s.microthread_spans.assign(
+      now.microthread_spans.begin() + static_cast<ptrdiff_t>(m.microthread_spans),
+      now.microthread_spans.end());
+  s.id_events.assign(now.id_events.begin() + static_cast<ptrdiff_t>(m.id_events),
+                     now.id_events.end());
+  s.busy_by_pc = now.busy_by_pc;
+  for (size_t pc = 0; pc < m.busy_by_pc.size() && pc < s.busy_by_pc.size(); ++pc) {
+    s.busy_by_pc[pc] -= m.busy_by_pc[pc];
+  }
+  return s;
+}
+
+bool Wafer::counters_only(const CeMark& m, const pe::CeStats* now) {
+  return now == nullptr ||
+         (now->task_spans.size() == m.task_spans &&
+          now->microthread_spans.size() == m.microthread_spans &&
+          now->id_events.size() == m.id_events && now->busy_by_pc.empty());
+}
+
 void Wafer::ce_run_stats(const std::function<void(uint32_t, const pe::CeStats&)>& f) {
   sim_.wake_sleepers();
-  const pe::CeStats zero{};
-  for (const CeMark& m : ce_marks_) {
-    const pe::CeStats* counted = ces_.at(m.id)->ce().stats_if_any();
-    if (counted == nullptr) {  // it never stepped: nothing to report, nothing to allocate
-      f(m.id, zero);
-      continue;
+  for (const CeMark& m : ce_marks_) f(m.id, run_stats_of(m));
+}
+
+Wafer::RunStatsTable Wafer::ce_run_stats_table() {
+  sim_.wake_sleepers();
+  // Below a few thousand PEs a second thread costs more than it saves.
+  constexpr size_t kPesPerThread = 4096;
+  const size_t n = ce_marks_.size();
+  const int parts = static_cast<int>(
+      std::clamp<size_t>(n / kPesPerThread, 1, static_cast<size_t>(sim_.thread_count())));
+  RunStatsTable out;
+  out.ids.resize(n);
+  out.ends.resize(n);
+  std::vector<std::string> blobs(static_cast<size_t>(parts));
+  std::vector<std::vector<std::pair<uint32_t, pe::CeStats>>> wholes(static_cast<size_t>(parts));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
+  auto range = [&](int k) {
+    return std::pair{n * static_cast<size_t>(k) / static_cast<size_t>(parts),
+                     n * static_cast<size_t>(k + 1) / static_cast<size_t>(parts)};
+  };
+  // Part k packs PEs lo..hi-1 into blobs[k]; ends are relative to its part until joined.
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int k = 0; k < parts; ++k) {
+    try {
+      const auto [lo, hi] = range(k);
+      std::string& blob = blobs[static_cast<size_t>(k)];
+      static const pe::CeCounters zero{};
+      for (size_t i = lo; i < hi; ++i) {
+        const CeMark& m = ce_marks_[i];
+        const pe::CeStats* now = ces_.at(m.id)->ce().stats_if_any();
+        out.ids[i] = m.id;
+        if (!counters_only(m, now)) {
+          wholes[static_cast<size_t>(k)].emplace_back(m.id, run_stats_of(m));
+        } else if (now != nullptr) {
+          blob += pe::pack_counters(pe::counters_since(*now, m.counters ? *m.counters : zero));
+        }
+        out.ends[i] = static_cast<int64_t>(blob.size());
+      }
+    } catch (...) {
+      errors[static_cast<size_t>(k)] = std::current_exception();
     }
-    const pe::CeStats& now = *counted;
-    const pe::CeCounters* then = m.counters ? m.counters.get() : &zero;
-    pe::CeStats s;
-    static_cast<pe::CeCounters&>(s) = pe::counters_since(now, *then);
-    s.task_spans.assign(now.task_spans.begin() + static_cast<ptrdiff_t>(m.task_spans),
-                        now.task_spans.end());
-    s.microthread_spans.assign(
-        now.microthread_spans.begin() + static_cast<ptrdiff_t>(m.microthread_spans),
-        now.microthread_spans.end());
-    s.id_events.assign(now.id_events.begin() + static_cast<ptrdiff_t>(m.id_events),
-                       now.id_events.end());
-    s.busy_by_pc = now.busy_by_pc;
-    for (size_t pc = 0; pc < m.busy_by_pc.size() && pc < s.busy_by_pc.size(); ++pc) {
-      s.busy_by_pc[pc] -= m.busy_by_pc[pc];
-    }
-    f(m.id, s);
   }
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::vector<size_t> starts(static_cast<size_t>(parts), 0);
+  for (size_t k = 1; k < blobs.size(); ++k) starts[k] = starts[k - 1] + blobs[k - 1].size();
+  out.blob.resize(starts.back() + blobs.back().size());
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int k = 0; k < parts; ++k) {
+    const auto [lo, hi] = range(k);
+    const size_t start = starts[static_cast<size_t>(k)];
+    std::copy(blobs[static_cast<size_t>(k)].begin(), blobs[static_cast<size_t>(k)].end(),
+              out.blob.begin() + static_cast<ptrdiff_t>(start));
+    for (size_t i = lo; i < hi; ++i) out.ends[i] += static_cast<int64_t>(start);
+  }
+  for (auto& part : wholes) {
+    for (auto& entry : part) out.whole.push_back(std::move(entry));
+  }
+  return out;
 }
 
 }  // namespace wafersim::sim

@@ -139,6 +139,7 @@ class Wafer {
  private:
   struct CeMark {  // a compute element's counters when run() started
     uint32_t id;
+    const CeEndpoint* ce;  // ces_[id] (reset_ce drops the mark with the CE)
     std::unique_ptr<pe::CeCounters> counters;  // nullptr: all zero (it had not run yet)
     size_t task_spans = 0, microthread_spans = 0, id_events = 0;
     std::vector<uint64_t> busy_by_pc;

@@ -142,10 +142,11 @@ void Wafer::mark_ce_stats() {
   for (auto& [id, ce] : ces_) {
     const pe::CeStats* s = ce->ce().stats_if_any();
     if (s == nullptr) {  // nothing counted yet: the mark is all zero, and costs nothing
-      ce_marks_.push_back({id, nullptr, 0, 0, 0, {}});
+      ce_marks_.push_back({id, ce.get(), nullptr, 0, 0, 0, {}});
     } else {
-      ce_marks_.push_back({id, std::make_unique<pe::CeCounters>(*s), s->task_spans.size(),
-                           s->microthread_spans.size(), s->id_events.size(), s->busy_by_pc});
+      ce_marks_.push_back({id, ce.get(), std::make_unique<pe::CeCounters>(*s),
+                           s->task_spans.size(), s->microthread_spans.size(),
+                           s->id_events.size(), s->busy_by_pc});
     }
   }
 }
@@ -156,13 +157,13 @@ void Wafer::reset_ce_stats(uint32_t id) {
   if (c == nullptr) return;
   c->reset_stats();
   for (CeMark& m : ce_marks_) {
-    if (m.id == id) m = CeMark{id, nullptr, 0, 0, 0, {}};
+    if (m.id == id) m = CeMark{id, m.ce, nullptr, 0, 0, 0, {}};
   }
 }
 
 pe::CeStats Wafer::run_stats_of(const CeMark& m) const {
   pe::CeStats s;
-  const pe::CeStats* counted = ces_.at(m.id)->ce().stats_if_any();
+  const pe::CeStats* counted = m.ce->ce().stats_if_any();
   if (counted == nullptr) return s;  // it never stepped: nothing to report
   const pe::CeStats& now = *counted;
   static const pe::CeCounters zero{};
@@ -216,15 +217,16 @@ Wafer::RunStatsTable Wafer::ce_run_stats_table() {
     try {
       const auto [lo, hi] = range(k);
       std::string& blob = blobs[static_cast<size_t>(k)];
-      static const pe::CeCounters zero{};
       for (size_t i = lo; i < hi; ++i) {
         const CeMark& m = ce_marks_[i];
-        const pe::CeStats* now = ces_.at(m.id)->ce().stats_if_any();
+        const pe::CeStats* now = m.ce->ce().stats_if_any();
         out.ids[i] = m.id;
         if (!counters_only(m, now)) {
           wholes[static_cast<size_t>(k)].emplace_back(m.id, run_stats_of(m));
+        } else if (now != nullptr && m.counters == nullptr) {  // all counted in this run
+          blob += pe::pack_counters(*now);
         } else if (now != nullptr) {
-          blob += pe::pack_counters(pe::counters_since(*now, m.counters ? *m.counters : zero));
+          blob += pe::pack_counters(pe::counters_since(*now, *m.counters));
         }
         out.ends[i] = static_cast<int64_t>(blob.size());
       }

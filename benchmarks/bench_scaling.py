@@ -34,6 +34,8 @@ import subprocess
 import sys
 import textwrap
 
+from timing import ARRIVALS_DIGEST  # benchmarks/timing.py
+
 PROGRAM3 = textwrap.dedent("""
     from wafersim.kernels.matvec import run_grid
     r = run_grid({cols}, {block}, rows={rows}, check=False, seed=1, threads={threads})
@@ -48,11 +50,7 @@ PACKETS = textwrap.dedent("""
     t0 = time.perf_counter()
     s = w.run({cycles})
     seconds = time.perf_counter() - t0
-    a = w.collect()
-    digest = hashlib.sha256()
-    for col in (a.row, a.col, a.data, a.arrived, a.hops):
-        digest.update(np.ascontiguousarray(col).tobytes())
-""")
+""") + ARRIVALS_DIGEST
 
 CHILD = textwrap.dedent("""
     import hashlib, json, resource, time

@@ -102,13 +102,13 @@ Fabric::Fabric(const FabricConfig& config)
                        : 0;
   packet_routes_ = PacketRouteTable(t, config_.packet_routing);
   routers_.resize(static_cast<size_t>(t.size()));
-  stall_out_.assign(routers_.size(), 0);
+  stall_out_ = ZeroedArray<uint64_t>(routers_.size());
   sleep_from_.assign(routers_.size(), kNever);
   sleep_until_.assign(routers_.size(), kNever);
-  sent_count_.assign(routers_.size() * kNumDirs, 0);
+  sent_count_ = ZeroedArray<uint64_t>(routers_.size() * kNumDirs);
   out_sets_ = slow_links ? 2 : 1;
   out_stride_ = routers_.size();
-  out_.resize(routers_.size() * out_sets_ * kNumDirs);
+  out_ = ZeroedArray<Wavelet>(routers_.size() * out_sets_ * kNumDirs);
   for (int d = 0; d < kRamp; ++d) {
     const Dir dir = static_cast<Dir>(d);
     link_delta_[d] = static_cast<int64_t>(drow(dir)) * t.cols + dcol(dir);

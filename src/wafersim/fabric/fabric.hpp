@@ -22,6 +22,7 @@
 #include "wafersim/fabric/route_switch.hpp"
 #include "wafersim/fabric/router.hpp"
 #include "wafersim/fabric/topology.hpp"
+#include "wafersim/zeroed_pages.hpp"
 
 namespace wafersim::fabric {
 
@@ -308,20 +309,22 @@ class Fabric {
   // Runtime switches, by QueueSlot::switch_id; a removed one leaves an unused entry.
   std::vector<RouteSwitch> switches_;
   ColorMask switched_colors_ = 0;
-  std::vector<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
+  ZeroedArray<uint64_t> stall_out_;  // per router, read by its neighbours in phase A
   // Per router: its ramp endpoint's sleep (asleep_from, wakes_at).
   std::vector<uint64_t> sleep_from_, sleep_until_;
   bool endpoint_sleep_ = true;
   // Wavelets sent, by direction then router: a row's senders count into one run of
   // consecutive words (rather than a cache line of each Router).
-  std::vector<uint64_t> sent_count_;
+  // (These arrays and out_ start as untouched zero pages: a wafer split over processes
+  // never touches the other ranks' rows of them, an idle region of a fabric neither.)
+  ZeroedArray<uint64_t> sent_count_;
   ArrivalBoard arrivals_;            // phase A posts link arrivals for phase B
   LinkSends link_sends_;             // packet mode: the same, as bit sets per row
   int arrival_offset_[kNumDirs] = {};  // cycles from sending on a link to its arrival, - 1
   // Output registers: one set per router, two (by cycle parity) when 2-cycle diagonal
   // links must hold last cycle's wavelet while the next is written.
   // Laid out by direction, then router: a row of receivers reads consecutive registers.
-  std::vector<Wavelet> out_;
+  ZeroedArray<Wavelet> out_;
   size_t out_sets_ = 1;
   size_t out_stride_ = 0;  // routers
   size_t out_index(uint32_t id, uint64_t cycle, Dir dir) const {

@@ -2,7 +2,10 @@
 
 Each run is a child process that builds its wafer, times ``Wafer.run`` alone, and prints
 the seconds, the cycle count, how many cycles ran in parallel, its peak memory and a digest
-of the results (y for program 3, the arrivals for packets). Printed per run and thread
+of the results (y for program 3, the arrivals for packets). Around ``Wafer.run`` it also
+takes the process's CPU seconds (user and system), minor page faults and voluntary context
+switches (a thread that slept: waiting for work, or for a lock), which say where a run that
+scales badly loses its time; they go to the per-run lines and to --json. Printed per run and thread
 count: median [min, max] seconds over --repeat runs and the ratio of the 1-thread median
 to this median (the speed-up; the baseline is 1 thread of the same build). Every thread
 count must give the same digest and cycle count: the script exits non-zero otherwise.
@@ -20,8 +23,11 @@ first on PYTHONPATH (e.g. ``pip install --target DIR .`` of another commit); the
 alternate within each repeat, so they see the same minutes of the machine. Without it the
 interpreter's own wafersim runs.
 
+``--spin US`` sets ``Wafer.spin_wait`` (how long a waiting thread spins before it sleeps)
+for every run; without it each wafer keeps its default.
+
 Run: python benchmarks/bench_scaling.py [--runs p3-256,pk-256] [--threads 1,2,4,8,16]
-     [--repeat 3] [--build old=/tmp/old --build new=/tmp/new] [--json FILE]
+     [--repeat 3] [--build old=/tmp/old --build new=/tmp/new] [--spin 50] [--json FILE]
 """
 
 from __future__ import annotations
@@ -56,10 +62,22 @@ CHILD = textwrap.dedent("""
     import hashlib, json, resource, time
     import numpy as np
     import wafersim as ws
+    spin, usage, plain_run = {spin}, {{}}, ws.Wafer.run
+    def run(self, *args, **kwargs):  # Wafer.run, with the spin and the process's usage
+        if spin is not None:
+            self.spin_wait = spin
+        u0 = resource.getrusage(resource.RUSAGE_SELF)
+        out = plain_run(self, *args, **kwargs)
+        u1 = resource.getrusage(resource.RUSAGE_SELF)
+        usage.update(user=u1.ru_utime - u0.ru_utime, sys=u1.ru_stime - u0.ru_stime,
+                     faults=u1.ru_minflt - u0.ru_minflt, vcsw=u1.ru_nvcsw - u0.ru_nvcsw)
+        return out
+    ws.Wafer.run = run
     {body}
     print(json.dumps({{"seconds": seconds, "cycles": int(s.cycles),
                       "parallel": int(s.parallel_phases), "digest": digest.hexdigest()[:16],
-                      "peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}}))
+                      "peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+                      **usage}}))
 """)
 
 RUNS = {
@@ -75,9 +93,9 @@ RUNS = {
 }
 
 
-def child(run: str, threads: int, path: str | None) -> dict:
+def child(run: str, threads: int, path: str | None, spin: int | None = None) -> dict:
     _, body, args = RUNS[run]
-    code = CHILD.format(body=textwrap.indent(body.format(threads=threads, **args), ""))
+    code = CHILD.format(body=body.format(threads=threads, **args), spin=spin)
     env = dict(os.environ)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     if path:
@@ -97,6 +115,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--build", action="append", default=[], metavar="NAME=DIR",
                     help="an installed build to compare (DIR goes first on PYTHONPATH)")
+    ap.add_argument("--spin", type=int, help="Wafer.spin_wait for every run, microseconds")
     ap.add_argument("--json", help="also write every run's numbers to this file")
     args = ap.parse_args()
     runs = args.runs.split(",")
@@ -116,13 +135,15 @@ def main() -> None:
             order = builds if k % 2 == 0 else builds[::-1]
             for t in counts:
                 for name, path in order:
-                    r = child(run, t, path)
+                    r = child(run, t, path, args.spin)
                     times[name, t].append(r["seconds"])
                     seen.setdefault((r["digest"], r["cycles"]), []).append((name, t))
                     records.append({"run": run, "build": name, "threads": t, **r})
                     print(f"    {run} {name} {t:2d} threads: {r['seconds']:8.3f} s, "
                           f"{r['cycles']} cycles, {r['parallel']} parallel, "
-                          f"{r['peak_gib']:.2f} GiB", flush=True)
+                          f"{r['peak_gib']:.2f} GiB; cpu {r['user']:.2f} user "
+                          f"{r['sys']:.2f} sys, {r['faults']} faults, "
+                          f"{r['vcsw']} sleeps", flush=True)
         print(f"{title}: seconds of Wafer.run, median [min, max] of {args.repeat}; "
               f"speed-up over 1 thread of the same build")
         for name, _ in builds:

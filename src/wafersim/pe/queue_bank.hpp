@@ -1,7 +1,16 @@
 // A bank of per-color wavelet FIFOs of one capacity: the CE's Input Qs 897 (one virtual
 // queue per fabric and local color [0341]) and Output Queues 859 (one per fabric color
-// [0360]). Storage grows on a push to the highest queue pushed so far, so an idle PE costs a
-// few bytes and one that uses colors 3..7 holds eight queues, not 64.
+// [0360]). Storage grows on a push to a queue above those it has, in steps of eight queues,
+// so an idle PE costs a few bytes and one that uses colors 3..7 holds eight queues, not 64.
+//
+// Why steps of eight, not one queue at a time: a bank grows during a run, in whichever
+// thread runs its row that cycle, and growing frees the old storage. A block freed by
+// another thread than the one that allocated it goes back to that thread's malloc arena
+// under the arena's lock, and a thread that finds the lock taken sleeps (about 100 us to
+// wake on a virtual machine) while the cycle waits for it. Growing one queue at a time,
+// program 3's PEs freed once each (colors 3, then 4 or 5): 4,000 such sleeps in a one
+// second run on 256 x 256 PEs with 2 threads (docs/scale.md). With steps of eight they
+// allocate once.
 #pragma once
 
 #include <algorithm>
@@ -42,7 +51,7 @@ class QueueBank {
 
   void push(int q, const fabric::Wavelet& w) {
     if (full(q)) internal_error("push into a full CE queue (color " + std::to_string(q) + ")");
-    if (q >= allocated_) grow(q + 1);
+    if (q >= allocated_) grow(std::min(queues_, (q + kGrowStep) & ~(kGrowStep - 1)));
     State& st = state_[q];
     storage_[slot(q, (st.head + st.count) % capacity_)] = w;
     const fabric::ColorMask bit = fabric::ColorMask{1} << q;
@@ -64,6 +73,7 @@ class QueueBank {
   struct State {
     uint8_t head = 0, count = 0;
   };
+  static constexpr int kGrowStep = 8;  // queues added at a time (a power of two)
   // Room for queues 0..n-1; the queues below the old count keep their slots.
   void grow(int n) {
     auto bigger = std::make_unique<fabric::Wavelet[]>(slot(n, 0));

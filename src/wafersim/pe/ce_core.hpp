@@ -36,7 +36,7 @@ struct CeCore {
   uint64_t cycle = 0;
   uint64_t progress = 0;  // bumps on every observable step; the watchdog compares it
  private:
-  std::unique_ptr<CeStats> stats_;  // allocated on first use: idle PEs stay small
+  std::unique_ptr<CeLiveStats> stats_;  // allocated on first use: idle PEs stay small
  public:
   bool flag = false;                        // result of the last comparison
   uint32_t base = 0;                        // Base 890, in instructions [0346]
@@ -53,11 +53,11 @@ struct CeCore {
   bool is_local(int color) const { return color >= cfg.fabric_colors; }
   std::string name() const { return pe_name(cfg); }
 
-  CeStats& stats() {
-    if (!stats_) stats_ = std::make_unique<CeStats>();
+  CeLiveStats& stats() {
+    if (!stats_) stats_ = std::make_unique<CeLiveStats>();
     return *stats_;
   }
-  const CeStats* stats_if_any() const { return stats_.get(); }
+  const CeLiveStats* stats_if_any() const { return stats_.get(); }
   void reset_stats() { stats_.reset(); }
 
   // Block / unblock / activate ids; the trace records each change and its cause.
@@ -80,7 +80,7 @@ struct CeCore {
   bool drops(const fabric::Wavelet& w) {
     if (!((filtered >> w.color) & 1u) || w.ctrl) return false;
     if (w.index >= filter_lo[w.color] && w.index <= filter_hi[w.color]) return false;
-    CeStats& s = stats();
+    CeLiveStats& s = stats();
     ++s.wavelets_filtered;
     ++s.filtered_by_color[w.color];
     return true;

@@ -77,6 +77,44 @@ CeCounters counters_since(const CeCounters& now, const CeCounters& then) {
   return d;
 }
 
+CeCounters CeLiveStats::counters() const {
+  // Field by field, like counters_since (whose size check names a missing field).
+  CeCounters c;
+  c.cycles = cycles;
+  c.busy_cycles = busy_cycles;
+  c.stall_cycles = stall_cycles;
+  c.iterations = iterations;
+  c.element_ops = element_ops;
+  c.wavelets_in = wavelets_in;
+  c.wavelets_out = wavelets_out;
+  c.microthread_iterations = microthread_iterations;
+  busy_by_id.copy_to(c.busy_by_id);
+  tasks_by_id.copy_to(c.tasks_by_id);
+  instructions.copy_to(c.instructions);
+  c.stalls = stalls;
+  c.microthread_waits = microthread_waits;
+  c.microthread_blocked = microthread_blocked;
+  c.suspensions = suspensions;
+  c.wavelets_local = wavelets_local;
+  c.wavelets_filtered = wavelets_filtered;
+  c.tensor_passes = tensor_passes;
+  c.tensor_cycles = tensor_cycles;
+  c.tensor_macs = tensor_macs;
+  received_by_color.copy_to(c.received_by_color);
+  filtered_by_color.copy_to(c.filtered_by_color);
+  c.max_input_occupancy = max_input_occupancy;
+  return c;
+}
+
+CeStats CeLiveStats::snapshot() const {
+  CeStats s;
+  static_cast<CeCounters&>(s) = counters();
+  s.task_spans = task_spans;
+  s.microthread_spans = microthread_spans;
+  s.id_events = id_events;
+  s.busy_by_pc = busy_by_pc;
+  return s;
+}
 
 namespace {
 constexpr size_t kCounterWords = sizeof(CeCounters) / 8;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wafersim/fabric/wavelet.hpp"
+#include "wafersim/pe/few_counters.hpp"
 #include "wafersim/pe/isa_tables.hpp"
 
 namespace wafersim::pe {
@@ -53,8 +54,8 @@ struct IdEvent {
 const char* id_change_name(IdChange c);
 const char* id_cause_name(IdCause c);
 
-// The numeric counters (everything but the trace spans).
-// (The counters most cycles bump come first: one cache line of a CeStats.)
+// The numeric counters (everything but the trace spans): what a run reports, snapshots
+// and packed tables hold. A running CE counts in a CeLiveStats (below).
 struct CeCounters {
   uint64_t cycles = 0;        // cycles stepped
   uint64_t busy_cycles = 0;   // a task was starting or running
@@ -83,8 +84,8 @@ struct CeCounters {
   std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};  // high-water marks
 };
 
-// Aligned to a cache line: the first counters share one (CeCore::stats allocates it).
-struct alignas(64) CeStats : CeCounters {
+// The counters with the trace and profile a run reports.
+struct CeStats : CeCounters {
   std::vector<TaskSpan> task_spans;               // only with CeConfig::trace
   std::vector<MicrothreadSpan> microthread_spans;  // only with CeConfig::trace
   std::vector<IdEvent> id_events;                   // only with CeConfig::trace
@@ -92,6 +93,46 @@ struct alignas(64) CeStats : CeCounters {
   // starting there, issuing, iterating or stalled there, or else a microthread iterating
   // the operation issued there.
   std::vector<uint64_t> busy_by_pc;
+};
+
+// What a CE counts as it runs (CeCore::stats allocates it on the PE's first step): the
+// counters of CeStats under the same names, those indexed by id, color or opcode kept in
+// FewCounters (a PE uses a few of each), so that the record is about 1.2 KB instead of
+// 3.2 KB. On the whole wafer that is 1.5 GB fewer pages to fault in and clear during the
+// run's first cycles, the largest share of its page faults, which on 16 threads cost ten
+// times what they cost on one (docs/scale.md). Aligned to a cache line: the counters most
+// cycles bump come first and share one.
+struct alignas(64) CeLiveStats {
+  uint64_t cycles = 0;
+  uint64_t busy_cycles = 0;
+  uint64_t stall_cycles = 0;
+  uint64_t iterations = 0;
+  uint64_t element_ops = 0;
+  uint64_t wavelets_in = 0;
+  uint64_t wavelets_out = 0;
+  uint64_t microthread_iterations = 0;
+  FewCounters<fabric::kMaxColorIds, 8> busy_by_id;
+  FewCounters<fabric::kMaxColorIds, 8> tasks_by_id;
+  FewCounters<isa::kOps, 16> instructions;
+  std::array<uint64_t, kStallCauses> stalls{};
+  std::array<uint64_t, kStallCauses> microthread_waits{};
+  uint64_t microthread_blocked = 0;
+  uint64_t suspensions = 0;
+  uint64_t wavelets_local = 0;
+  uint64_t wavelets_filtered = 0;
+  uint64_t tensor_passes = 0;
+  uint64_t tensor_cycles = 0;
+  uint64_t tensor_macs = 0;
+  FewCounters<fabric::kMaxColorIds, 8> received_by_color;
+  FewCounters<fabric::kMaxColorIds, 2> filtered_by_color;  // (filters drop on few colors)
+  std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};
+  std::vector<TaskSpan> task_spans;
+  std::vector<MicrothreadSpan> microthread_spans;
+  std::vector<IdEvent> id_events;
+  std::vector<uint64_t> busy_by_pc;
+
+  CeCounters counters() const;  // the numeric counters, dense
+  CeStats snapshot() const;     // all of it, as a run reports it
 };
 
 // What was counted between the snapshot `then` and `now` (a run's share of cumulative

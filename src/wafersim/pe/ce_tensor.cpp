@@ -314,7 +314,7 @@ void ComputeElement::issue_pass(const Instruction& in, CeTensor& t) {
   t.busy = true;
   t.has_bias = false;
   t.bias.clear();
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   ++s.tensor_passes;
   s.tensor_cycles += static_cast<uint64_t>(c.cycles);
   s.tensor_macs += static_cast<uint64_t>(c.macs);

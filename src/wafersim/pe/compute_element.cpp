@@ -66,7 +66,7 @@ int ComputeElement::microthreads_in_use() const { return __builtin_popcount(ut_u
 // ---- one cycle of execution --------------------------------------------------------------
 
 void ComputeElement::execute_cycle() {
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   ++s.cycles;
   if (quiet_) {
     // What the full path below counts for a stalled foreground and nothing else.
@@ -147,7 +147,7 @@ int ComputeElement::choose_slot(bool fg_ready, Probe& chosen_probe) {
   // (the literal reading of [0390]) a blocked owner keeps them waiting, and so does a
   // block with a non-immediate source in progress [0394]; by default blocking gates only
   // what the picker starts.
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   const int nut = core_.cfg.microthreads;
   std::array<Probe, 8> utp;
   bool ut_ready[8] = {};
@@ -245,9 +245,9 @@ void ComputeElement::try_bulk() {
   bulk_left_ = left - 1;
 }
 
-void ComputeElement::bulk_cycle(CeStats& s) { count_bulk(s, 1); }
+void ComputeElement::bulk_cycle(CeLiveStats& s) { count_bulk(s, 1); }
 
-void ComputeElement::count_bulk(CeStats& s, uint64_t n) {
+void ComputeElement::count_bulk(CeLiveStats& s, uint64_t n) {
   // What execute_cycle counts for n foreground iterations of full width (stats.cycles
   // aside).
   s.busy_cycles += n;
@@ -270,7 +270,7 @@ void ComputeElement::skip_cycles(uint64_t first, uint64_t n) {
   // step() of each cycle: no wavelet to hand out, a counted iteration; finish_cycle():
   // the same stall bits, as no input queue changes.
   core_.cycle = first + n - 1;
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   s.cycles += n;
   count_bulk(s, n);
 }
@@ -283,7 +283,7 @@ void ComputeElement::catch_up(uint64_t first, uint64_t n) {
   }
   // n cycles of execute_cycle's quiet path.
   core_.cycle = first + n - 1;
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   s.cycles += n;
   s.busy_cycles += n;
   s.busy_by_id[task_.id] += n;
@@ -381,7 +381,7 @@ void ComputeElement::start_vector(const Instruction& in) {
 }
 
 void ComputeElement::note_stall(const Probe& p) {
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   ++s.stall_cycles;
   // A microthreaded operation that cannot suspend waits for its UT State entry.
   const StallCause c = fg_->microthreaded ? StallCause::ut_slot_busy : p.cause;

@@ -124,9 +124,9 @@ class ComputeElement {
   uint32_t pc() const { return task_.pc; }
   int microthreads_in_use() const;
 
-  const CeStats& stats() { return core_.stats(); }
+  CeStats stats() { return core_.stats().snapshot(); }
   // nullptr until the CE counted something (a CE that never ran holds no statistics).
-  const CeStats* stats_if_any() const { return core_.stats_if_any(); }
+  const CeLiveStats* stats_if_any() const { return core_.stats_if_any(); }
   void reset_stats() { core_.reset_stats(); }
   // Records task and microthread spans and id events from now on (or stops).
   void set_trace(bool on) { core_.cfg.trace = on; }
@@ -191,8 +191,8 @@ class ComputeElement {
   // the operation's last iteration see exactly the element-by-element state);
   // host_change: a host write, after which the CE looks at everything again.
   void try_bulk();
-  void bulk_cycle(CeStats& s);
-  void count_bulk(CeStats& s, uint64_t n);
+  void bulk_cycle(CeLiveStats& s);
+  void count_bulk(CeLiveStats& s, uint64_t n);
   void settle() const;
   void host_change();
   void note_profile(uint32_t pc, uint64_t cycles = 1);

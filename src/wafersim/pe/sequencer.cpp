@@ -109,7 +109,7 @@ void ComputeElement::issue_checked(const Instruction& in) {
   if (kind == Kind::tensor && in.op != isa::Op::tbias && in.op != isa::Op::tdone &&
       tensor_busy()) {
     // One pass at a time: the instruction waits for the unit (tbias / tdone only latch).
-    CeStats& s = core_.stats();
+    CeLiveStats& s = core_.stats();
     ++s.stall_cycles;
     ++s.stalls[static_cast<int>(StallCause::tensor_busy)];
     return;
@@ -272,7 +272,7 @@ void ComputeElement::execute_compare(const Decoded& d) {
   const uint32_t a = core_.gpr[d.reg0];
   const uint32_t b = d.src1_imm ? static_cast<uint32_t>(d.value) : core_.gpr[d.reg1];
   core_.flag = datapath::compare(info.vop, info.src1, a, b);
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   ++s.iterations;
   ++s.element_ops;
   ++core_.progress;
@@ -287,7 +287,7 @@ void ComputeElement::execute_alu(const Decoded& d) {
   const uint32_t b = d.src1_imm ? static_cast<uint32_t>(d.value) : core_.gpr[d.reg1];
   core_.gpr[d.reg0] = static_cast<uint16_t>(
       datapath::compute(info.vop, info.src1, info.dst, a, b, 0u, core_.fpc, core_.rng));
-  CeStats& s = core_.stats();
+  CeLiveStats& s = core_.stats();
   ++s.iterations;
   ++s.element_ops;
   ++core_.progress;

@@ -243,7 +243,7 @@ bool iterate(CeCore& core, VectorOp& op, const Probe& p) {
     return true;
   }
   process_lanes(core, op, p.lanes);
-  CeStats& s = core.stats();
+  CeLiveStats& s = core.stats();
   ++s.iterations;
   s.element_ops += static_cast<uint64_t>(p.lanes);
   ++core.progress;

@@ -149,7 +149,7 @@ class Wafer {
   pe::CeStats run_stats_of(const CeMark& m) const;
   // Whether the CE recorded no trace span and no profile since its mark (its run's
   // statistics are the counters alone); `now` may be nullptr (it never stepped).
-  static bool counters_only(const CeMark& m, const pe::CeStats* now);
+  static bool counters_only(const CeMark& m, const pe::CeLiveStats* now);
   void check_reset_ce(uint32_t id) const;
   CeEndpoint& stream_pe(uint32_t id, int color, const char* what);
   void reset_ce(uint32_t id);

@@ -140,11 +140,11 @@ void Wafer::mark_ce_stats() {
   ce_marks_.clear();
   ce_marks_.reserve(ces_.size());
   for (auto& [id, ce] : ces_) {
-    const pe::CeStats* s = ce->ce().stats_if_any();
+    const pe::CeLiveStats* s = ce->ce().stats_if_any();
     if (s == nullptr) {  // nothing counted yet: the mark is all zero, and costs nothing
       ce_marks_.push_back({id, ce.get(), nullptr, 0, 0, 0, {}});
     } else {
-      ce_marks_.push_back({id, ce.get(), std::make_unique<pe::CeCounters>(*s),
+      ce_marks_.push_back({id, ce.get(), std::make_unique<pe::CeCounters>(s->counters()),
                            s->task_spans.size(), s->microthread_spans.size(),
                            s->id_events.size(), s->busy_by_pc});
     }
@@ -163,11 +163,12 @@ void Wafer::reset_ce_stats(uint32_t id) {
 
 pe::CeStats Wafer::run_stats_of(const CeMark& m) const {
   pe::CeStats s;
-  const pe::CeStats* counted = m.ce->ce().stats_if_any();
+  const pe::CeLiveStats* counted = m.ce->ce().stats_if_any();
   if (counted == nullptr) return s;  // it never stepped: nothing to report
-  const pe::CeStats& now = *counted;
+  const pe::CeLiveStats& now = *counted;
   static const pe::CeCounters zero{};
-  static_cast<pe::CeCounters&>(s) = pe::counters_since(now, m.counters ? *m.counters : zero);
+  static_cast<pe::CeCounters&>(s) =
+      pe::counters_since(now.counters(), m.counters ? *m.counters : zero);
   s.task_spans.assign(now.task_spans.begin() + static_cast<ptrdiff_t>(m.task_spans),
                       now.task_spans.end());
   s.microthread_spans.assign(
@@ -182,7 +183,7 @@ pe::CeStats Wafer::run_stats_of(const CeMark& m) const {
   return s;
 }
 
-bool Wafer::counters_only(const CeMark& m, const pe::CeStats* now) {
+bool Wafer::counters_only(const CeMark& m, const pe::CeLiveStats* now) {
   return now == nullptr ||
          (now->task_spans.size() == m.task_spans &&
           now->microthread_spans.size() == m.microthread_spans &&
@@ -219,14 +220,14 @@ Wafer::RunStatsTable Wafer::ce_run_stats_table() {
       std::string& blob = blobs[static_cast<size_t>(k)];
       for (size_t i = lo; i < hi; ++i) {
         const CeMark& m = ce_marks_[i];
-        const pe::CeStats* now = m.ce->ce().stats_if_any();
+        const pe::CeLiveStats* now = m.ce->ce().stats_if_any();
         out.ids[i] = m.id;
         if (!counters_only(m, now)) {
           wholes[static_cast<size_t>(k)].emplace_back(m.id, run_stats_of(m));
         } else if (now != nullptr && m.counters == nullptr) {  // all counted in this run
-          blob += pe::pack_counters(*now);
+          blob += pe::pack_counters(now->counters());
         } else if (now != nullptr) {
-          blob += pe::pack_counters(pe::counters_since(*now, *m.counters));
+          blob += pe::pack_counters(pe::counters_since(now->counters(), *m.counters));
         }
         out.ends[i] = static_cast<int64_t>(blob.size());
       }

@@ -1,0 +1,66 @@
+"""A PE keeps its counters by id, color and opcode in a few slots and moves them to a
+dense array when it uses more ids or opcodes than the slots hold (few_counters.hpp). What
+it reports must not depend on which: these programs use more tasks, opcodes and colors than
+the slots, and their counts are checked against what the program text says (the assembler
+writes `li` as `movi` and `term` as `nop.t`; a picked task starts with a `jmp` to its
+entry)."""
+from collections import Counter
+
+import numpy as np
+
+import wafersim as ws
+
+TWO_SOURCE = ["add16", "sub16", "mul16", "and16", "or16", "xor16", "shl16", "shr16", "sar16",
+              "faddh", "fsubh", "fmulh", "fmaxh", "fminh"]
+ONE_SOURCE = ["mov16", "neg16", "not16", "fabsh", "fnegh"]
+ISSUED_AS = {"li": "movi", "term": "nop"}
+
+
+def issued(lines, tasks):
+    """The opcodes `lines` issue, run once each, in tasks started `tasks` times."""
+    return dict(Counter(ISSUED_AS.get(line.split()[0], line.split()[0]) for line in lines) +
+                Counter({"jmp": tasks}))
+
+
+def test_twenty_one_opcodes_are_each_counted_as_often_as_they_issue():
+    body = ["li r1, 3", "li r2, 5"]
+    body += [f"{op} r1, r1, r2" for op in TWO_SOURCE] + [f"{op} r1, r2" for op in ONE_SOURCE]
+    body += [f"{op} r1, r1, r2" for op in TWO_SOURCE[:4]]  # the first slots again
+    pe = ws.pe.LonePE()
+    pe.load(".task t, 20\nt: " + "\n   ".join(body) + "\n   term")
+    pe.launch("t")
+    s = pe.run()
+    want = issued(body + ["term"], tasks=1)
+    assert len(want) == 22  # more than the 16 opcode slots
+    assert s["instructions"] == want
+    assert s["tasks_started"] == {20: 1}
+
+
+def test_twelve_tasks_are_each_started_and_busy_alike():
+    ids = list(range(20, 32))  # more than the 8 id slots
+    tasks = "".join(f".task t{i}, {i}\n" for i in ids)
+    code = "".join(f"t{i}: li r1, {i}\n   term\n" for i in ids)
+    pe = ws.pe.LonePE()
+    pe.load(tasks + code + ".activate " + ", ".join(f"t{i}" for i in ids) + "\n")
+    s = pe.run()
+    assert s["tasks_started"] == {i: 1 for i in ids}
+    busy = s["busy_by_task"]
+    assert sorted(busy) == ids and len(set(busy.values())) == 1 and busy[20] > 0
+    assert s["instructions"] == issued(["li", "term"] * 12, tasks=12)
+
+
+def test_wavelets_on_fourteen_colors_are_counted_by_color_and_by_run():
+    # Ten colors, then four more: received_by_color past its 8 slots, and the second run
+    # reports only what came in during it (the wafer subtracts the first run's counts).
+    w = ws.Wafer(1, 1)
+    w.load("".join(f".task t{c}, {c}\n" for c in range(14)) +
+           "".join(f"t{c}: term\n" for c in range(14)))
+    for c in range(14):
+        w.route(c, [(1, 0), (0, 0)])  # from the south edge's port into the PE
+    runs = [{c: 1 + c % 4 for c in range(10)}, {c: 1 + c % 3 for c in range(10, 14)}]
+    for sent in runs:
+        for c, n in sent.items():
+            w.stream((1, 0), c, np.arange(n), dtype="u16")
+        s = w.run().pes[(0, 0)]
+        assert s["received_by_color"] == sent and s["wavelets_in"] == sum(sent.values())
+        assert s["tasks_started"] == sent  # each wavelet starts its color's task

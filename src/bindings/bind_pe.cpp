@@ -13,6 +13,7 @@
 #include "wafersim/errors.hpp"
 #include "wafersim/pe/ce_config.hpp"
 #include "wafersim/pe/compute_element.hpp"
+#include "wafersim/pe/counters32.hpp"
 #include "wafersim/pe/isa.hpp"
 #include "wafersim/pe/lone_pe.hpp"
 
@@ -208,6 +209,23 @@ void bind_pe(py::module_& root) {
       },
       py::arg("words").noconvert(),
       "For each word (uint32 array): does the C++ decoder take it for an instruction?");
+
+  m.def(
+      "counters32_sums",
+      [](const std::vector<std::pair<int, uint64_t>>& adds) {
+        Counters32<4> c;  // (a test reaches past 2^32 here, not in four billion cycles)
+        for (const auto& [i, n] : adds) {
+          if (i < 0 || i >= 4) throw ConfigError("counter index must be 0..3");
+          if (n == 1) {
+            c.increment(i);  // the counting code's ++
+          } else {
+            c.add(i, n);     // its += n
+          }
+        }
+        return std::vector<uint64_t>{c.get(0), c.get(1), c.get(2), c.get(3)};
+      },
+      py::arg("adds"),
+      "Adds each (index, n) to four counters kept as a CE keeps its per-id counts; the sums.");
 
   py::class_<ComputeElement>(m, "ComputeElement",
                              "One PE's compute element (owned by a LonePe or a Wafer)")

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "wafersim/fabric/wavelet.hpp"
-#include "wafersim/pe/few_counters.hpp"
+#include "wafersim/pe/counters32.hpp"
 #include "wafersim/pe/isa_tables.hpp"
 
 namespace wafersim::pe {
@@ -96,10 +96,10 @@ struct CeStats : CeCounters {
 };
 
 // What a CE counts as it runs (CeCore::stats allocates it on the PE's first step): the
-// counters of CeStats under the same names, those indexed by id, color or opcode kept in
-// FewCounters (a PE uses a few of each), so that the record is about 1.2 KB instead of
-// 3.2 KB. On the whole wafer that is 1.5 GB fewer pages to fault in and clear during the
-// run's first cycles, the largest share of its page faults, which on 16 threads cost ten
+// counters of CeStats under the same names, those indexed by id, color or opcode in 32
+// bits each (Counters32: exact past 2^32), so that the record is 1.9 KB instead of 3.2 KB.
+// On the whole wafer that is 1 GB fewer pages to fault in and clear during the run's
+// first cycles, the largest share of its page faults, which on 16 threads cost several
 // times what they cost on one (docs/scale.md). Aligned to a cache line: the counters most
 // cycles bump come first and share one.
 struct alignas(64) CeLiveStats {
@@ -111,9 +111,9 @@ struct alignas(64) CeLiveStats {
   uint64_t wavelets_in = 0;
   uint64_t wavelets_out = 0;
   uint64_t microthread_iterations = 0;
-  FewCounters<fabric::kMaxColorIds, 8> busy_by_id;
-  FewCounters<fabric::kMaxColorIds, 8> tasks_by_id;
-  FewCounters<isa::kOps, 16> instructions;
+  Counters32<fabric::kMaxColorIds> busy_by_id;
+  Counters32<fabric::kMaxColorIds> tasks_by_id;
+  Counters32<isa::kOps> instructions;
   std::array<uint64_t, kStallCauses> stalls{};
   std::array<uint64_t, kStallCauses> microthread_waits{};
   uint64_t microthread_blocked = 0;
@@ -123,8 +123,8 @@ struct alignas(64) CeLiveStats {
   uint64_t tensor_passes = 0;
   uint64_t tensor_cycles = 0;
   uint64_t tensor_macs = 0;
-  FewCounters<fabric::kMaxColorIds, 8> received_by_color;
-  FewCounters<fabric::kMaxColorIds, 2> filtered_by_color;  // (filters drop on few colors)
+  Counters32<fabric::kMaxColorIds> received_by_color;
+  Counters32<fabric::kMaxColorIds> filtered_by_color;
   std::array<uint8_t, fabric::kMaxColorIds> max_input_occupancy{};
   std::vector<TaskSpan> task_spans;
   std::vector<MicrothreadSpan> microthread_spans;

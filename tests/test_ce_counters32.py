@@ -1,14 +1,15 @@
-"""A PE keeps its counters by id, color and opcode in a few slots and moves them to a
-dense array when it uses more ids or opcodes than the slots hold (few_counters.hpp). What
-it reports must not depend on which: these programs use more tasks, opcodes and colors than
-the slots, and their counts are checked against what the program text says (the assembler
-writes `li` as `movi` and `term` as `nop.t`; a picked task starts with a `jmp` to its
-entry)."""
+"""A PE keeps its counters by id, color and opcode in 32 bits each, carrying into a high
+half past 2^32 (counters32.hpp). The carry is checked against Python's integers; the
+programs count many tasks, opcodes and colors, checked against what the program text says
+(the assembler writes `li` as `movi` and `term` as `nop.t`; a picked task starts with a
+`jmp` to its entry), and a second run reports only its own share."""
 from collections import Counter
 
 import numpy as np
+from hypothesis import given, settings, strategies as st
 
 import wafersim as ws
+from wafersim import _core
 
 TWO_SOURCE = ["add16", "sub16", "mul16", "and16", "or16", "xor16", "shl16", "shr16", "sar16",
               "faddh", "fsubh", "fmulh", "fmaxh", "fminh"]
@@ -20,6 +21,16 @@ def issued(lines, tasks):
     """The opcodes `lines` issue, run once each, in tasks started `tasks` times."""
     return dict(Counter(ISSUED_AS.get(line.split()[0], line.split()[0]) for line in lines) +
                 Counter({"jmp": tasks}))
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(
+    [1, 2, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**40 + 7, 2**63 - 1])), max_size=12))
+def test_counters_are_exact_past_two_to_the_32(adds):
+    want = [0] * 4
+    for i, n in adds:
+        want[i] = (want[i] + n) % 2**64
+    assert _core.pe.counters32_sums(adds) == want
 
 
 def test_twenty_one_opcodes_are_each_counted_as_often_as_they_issue():

@@ -5,7 +5,9 @@ Everything must be what one thread computes, for any thread count (so any chunki
 to chunks of one row): arrivals, counters and statistics in color and packet mode, over
 1- and 2-cycle diagonal links, with rows that are idle between busy ones, with compute
 elements, and the error a failing cycle raises. One thread is the reference: it runs the
-interleaved order without chunks."""
+interleaved order without chunks. Chunks are cut at equal shares of the active routers, so
+a row that holds most of them ("skewed" traffic) is a chunk of its own and the rows after
+it are shared out one or two at a time."""
 
 import numpy as np
 import pytest
@@ -16,12 +18,18 @@ from wafersim.kernels import matvec
 
 def _traffic(threads, mode, hop, sparse):
     """Random traffic on a 23 x 9 mesh with diagonals (more rows than 5 threads have
-    chunks, so chunks of one and two rows); `sparse`: only a few rows send and receive."""
+    chunks, so chunks of one and two rows); `sparse`: only a few rows send and receive;
+    "skewed": nine in ten wavelets start and end on row 3."""
     rng = np.random.default_rng(11)
     rows, cols = 23, 9
     w = ws.Wafer(rows, cols, "mesh+diag", mode=mode, threads=threads, diag_hop_cycles=hop)
     w.parallel_min_routers = 0  # every cycle with two or more busy rows is chunked
-    pick = (lambda n: rng.choice([2, 3, 11, 19], n)) if sparse else (lambda n: rng.integers(0, rows, n))
+    if sparse == "skewed":
+        pick = lambda n: np.where(rng.random(n) < 0.9, 3, rng.integers(0, rows, n))  # noqa: E731
+    elif sparse:
+        pick = lambda n: rng.choice([2, 3, 11, 19], n)  # noqa: E731
+    else:
+        pick = lambda n: rng.integers(0, rows, n)  # noqa: E731
     if mode == "packets":
         n = 3000
         src = np.stack([pick(n), rng.integers(0, cols, n)], 1)
@@ -44,7 +52,7 @@ def _traffic(threads, mode, hop, sparse):
     return view, s.parallel_phases
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse", [False, True, "skewed"])
 @pytest.mark.parametrize("hop", [1, 2])
 @pytest.mark.parametrize("mode", ["colors", "packets"])
 def test_chunked_cycles_compute_what_one_thread_computes(mode, hop, sparse):

@@ -37,14 +37,33 @@ void Simulator::run_rows_in_chunks(uint64_t t, bool slow_links, int threads) {
   const int rows = fabric_.rows();
   const int n = static_cast<int>(rows_a_.size());
   const int c = std::min(n, kChunksPerThread * threads);
-  for (int r : rows_a_) rows_[static_cast<size_t>(r)].a_at = t;
+  uint64_t routers = 0;
+  for (int r : rows_a_) {
+    rows_[static_cast<size_t>(r)].a_at = t;
+    routers += rows_[static_cast<size_t>(r)].active_count;
+  }
   // Chunk i holds the i-th group of active rows and the rows up to the next group
-  // (rows without phase A that may need phase B); the first starts at row 0.
+  // (rows without phase A that may need phase B); the first starts at row 0. The groups
+  // hold about equal numbers of active routers, not of rows: on a wavefront (program 3
+  // over the whole wafer) one active row may hold a hundred times the work of another,
+  // and a chunk of heavy rows would hold up the cycle. Group i starts at the first active
+  // row before which i/c of the active routers lie, at least one row after group i - 1
+  // and leaving one row for each group after it.
+  chunk_starts_.assign(static_cast<size_t>(c), 0);
+  uint64_t before = 0;
+  for (int j = 1, i = 1; j < n && i < c; ++j) {
+    before += rows_[static_cast<size_t>(rows_a_[static_cast<size_t>(j - 1)])].active_count;
+    if (before * static_cast<uint64_t>(c) >= routers * static_cast<uint64_t>(i) ||
+        n - j == c - i) {
+      chunk_starts_[static_cast<size_t>(i++)] = j;
+    }
+  }
   chunks_.resize(static_cast<size_t>(c));
   for (int i = 0; i < c; ++i) {
     Chunk& ch = chunks_[static_cast<size_t>(i)];
-    ch.lo = i == 0 ? 0 : rows_a_[static_cast<size_t>(n * i / c)];
-    ch.hi = i + 1 == c ? rows : rows_a_[static_cast<size_t>(n * (i + 1) / c)];
+    ch.lo = i == 0 ? 0 : rows_a_[static_cast<size_t>(chunk_starts_[static_cast<size_t>(i)])];
+    ch.hi = i + 1 == c ? rows
+                       : rows_a_[static_cast<size_t>(chunk_starts_[static_cast<size_t>(i + 1)])];
   }
   // An edge row waits for its own chunk and each neighbouring chunk with a row next to it.
   for (int i = 0; i < c; ++i) {

@@ -185,6 +185,7 @@ class Simulator {
   std::vector<int> rows_a_;   // rows with an active router, ascending
   std::vector<int> rows_b_;
   std::vector<Chunk> chunks_;  // this cycle's, in chunked cycles
+  std::vector<int> chunk_starts_;  // index in rows_a_ of each chunk's first active row
   size_t active_routers_ = 0;  // routers in this cycle's phase-A lists
   Sleepers sleepers_;  // ramp endpoints asleep (their routers may be out of the lists)
   // Rows that sent on a link this cycle and last cycle, and whether a wavelet is on a

@@ -48,7 +48,10 @@ def test_decoder_and_disassembler_agree_on_a_dense_sample():
 
 @pytest.mark.slow
 def test_decoder_and_disassembler_agree_on_every_word():
-    assert _agree(range(WORDS)) == 343_808
+    # 343,808 words when this test was written, then 814 more with the two instructions
+    # the completion-action work added: `filter` (800 words) and `rdcyc` (14). A change
+    # of this count means the set of instructions changed: say which in this comment.
+    assert _agree(range(WORDS)) == 343_808 + 800 + 14
 
 
 @st.composite

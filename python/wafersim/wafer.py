@@ -569,7 +569,7 @@ class Wafer(PeHost, RouteHost):
             if ce.idle:
                 continue
             r, c = divmod(int(rid), self.cols)
-            prog = self._programs.get((r, c))
+            prog = self._programs.at(int(rid))
             names = {tid: n for n, tid in prog.tasks.items()} if prog else {}
             if ce.task_running:
                 tid = ce.running_task

@@ -30,6 +30,7 @@ from .ce_access import (CE_OPTIONS, CeAccess, ce_config, data_symbol, decode_val
 from .errors import ConfigError
 from .layout import Rect
 from .pe_stats_table import PackedPeStats
+from .program_table import ProgramTable
 from .stats import PeStats
 from .switches import control_data
 
@@ -69,7 +70,7 @@ class WaferPE(CeAccess):
 
     @property
     def program(self) -> Program | None:
-        return self._w._programs.get((self.row, self.col))
+        return self._w._programs.at(self._id)
 
     def _program(self) -> Program:
         p = self.program
@@ -135,7 +136,7 @@ class PeHost:
     """The host side of a wafer's compute elements (a base of :class:`wafersim.Wafer`)."""
 
     def _init_pes(self, ce: dict | None, tensor_unit=None) -> None:
-        self._programs: dict[tuple[int, int], Program] = {}
+        self._programs = ProgramTable(self.rows, self.cols)
         opts = dict(ce or {})
         if tensor_unit is not None:
             opts["tensor_unit"] = tensor_unit
@@ -190,7 +191,7 @@ class PeHost:
 
     def _has_ce(self, rid: int) -> bool:
         if self._domain is not None and not self._domain.owns(rid // self.cols):
-            return divmod(rid, self.cols) in self._programs
+            return self._programs.has(rid)
         return bool(self._core.has_ce(rid))
 
     def _reset_ce_stats(self, rid: int) -> None:
@@ -207,9 +208,9 @@ class PeHost:
         alike on every process (each one holds only its own rows' compute elements)."""
         if self._domain is None:
             return
-        for p in rect.points():
-            if p not in self._programs:
-                raise ConfigError(f"{what}: PE ({p[0]}, {p[1]}) has no program: load one first")
+        p = self._programs.first_missing(rect)
+        if p is not None:
+            raise ConfigError(f"{what}: PE ({p[0]}, {p[1]}) has no program: load one first")
 
     # ---- PEs and rectangles -----------------------------------------------------------------
     def pe(self, r: int, c: int) -> WaferPE:
@@ -225,19 +226,17 @@ class PeHost:
     def loaded_pes(self) -> list[tuple[int, int]]:
         """PEs that have a program, in router order."""
         if self._domain is not None:  # every process knows every PE's program
-            return sorted(self._programs)
+            return [(int(i) // self.cols, int(i) % self.cols) for i in self._programs.loaded_ids()]
         return [(int(i) // self.cols, int(i) % self.cols) for i in self._core.ce_ids()]
 
-    def _programs_over(self, rect: Rect, what: str) -> dict[int, tuple[Program, list[int]]]:
-        """Programs of the PEs of ``rect`` grouped by program: id(program) -> (program,
-        positions in rect order). ConfigError names a PE without a program."""
-        groups: dict[int, tuple[Program, list[int]]] = {}
-        for k, p in enumerate(rect.points()):
-            prog = self._programs.get(p)
-            if prog is None:
-                raise ConfigError(f"{what}: PE {p} in rect {rect.describe()} has no program")
-            groups.setdefault(id(prog), (prog, []))[1].append(k)
-        return groups
+    def _programs_over(self, rect: Rect, what: str) -> list[tuple[Program, np.ndarray]]:
+        """Programs of the PEs of ``rect`` grouped by program: (program, positions in rect
+        order), in the order the programs first appear. ConfigError names a PE without a
+        program."""
+        p = self._programs.first_missing(rect)
+        if p is not None:
+            raise ConfigError(f"{what}: PE {p} in rect {rect.describe()} has no program")
+        return self._programs.groups(rect)
 
     # ---- programs -------------------------------------------------------------------------
     def load(self, program: Program | str, rect=None) -> Program:
@@ -249,13 +248,12 @@ class PeHost:
             program = assemble(program)
         if not isinstance(program, Program):
             raise ConfigError(f"load() takes a Program or assembly text, got {type(program).__name__}")
-        ids = self._held(rect.ids(self.cols))  # a split wafer: this process's rows only
+        every = rect.ids(self.cols)
+        ids = self._held(every)  # a split wafer: this process's rows only
         self._core.reset_ces(ids)
-        for p in rect.points():  # the old programs are gone even if loading fails below
-            self._programs.pop(p, None)
+        self._programs.clear(every)  # the old programs are gone even if loading fails below
         load_program(_Group(self._core, ids), program, self._core.ce_config.data_bytes)
-        for p in rect.points():
-            self._programs[p] = program
+        self._programs.set(every, program)
         return program
 
     def launch(self, task, rect=None) -> int:
@@ -286,19 +284,15 @@ class PeHost:
 
         if rect is None:
             by_id = isinstance(task, numbers.Integral) and not isinstance(task, bool)
-            pts = [p for p, prog in self._programs.items() if by_id or task in prog.tasks]
-            if not pts:
+            groups = self._programs.ids_with(lambda prog: by_id or task in prog.tasks)
+            if not groups:
                 raise ConfigError(f"{what}: no loaded program has a task {task!r}")
-            groups: dict[int, tuple[Program, list]] = {}
-            for p in pts:
-                groups.setdefault(id(self._programs[p]), (self._programs[p], []))[1].append(p)
-            for prog, group in groups.values():
-                ids = np.array([r * self.cols + c for r, c in sorted(group)], np.uint32)
-                apply(ids, prog.task_id(task))
-            return len(pts)
+            for prog, ids in groups:
+                apply(ids.astype(np.uint32), prog.task_id(task))
+            return sum(len(ids) for _, ids in groups)
         rect = self.rect(rect)
         ids = rect.ids(self.cols)
-        for prog, ks in self._programs_over(rect, f"{what}({task!r})").values():
+        for prog, ks in self._programs_over(rect, f"{what}({task!r})"):
             try:
                 tid = prog.task_id(task)
             except ConfigError as e:
@@ -312,7 +306,7 @@ class PeHost:
         """(symbol of the first group, [(addresses' ids, symbol)] per group)."""
         groups = []
         ids = rect.ids(self.cols)
-        for prog, ks in self._programs_over(rect, what).values():
+        for prog, ks in self._programs_over(rect, what):
             try:
                 sym = data_symbol(prog, name)
             except ConfigError as e:
@@ -508,7 +502,7 @@ class PeHost:
     def _trace_events(self, pes: PeStats) -> list[dict]:
         events = []
         for (r, c), s in pes.items():
-            prog = self._programs.get((r, c))
+            prog = self._programs.at(r * self.cols + c)
             names = {tid: n for n, tid in prog.tasks.items()} if prog else {}
             events += trace_events(s, r * self.cols + c, f"PE({r},{c})", names)
         return events

@@ -1,6 +1,5 @@
 """The host's table of which program each PE has (python/wafersim/program_table.py),
 against a plain dict of (row, col) -> program driven by the same random loads."""
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

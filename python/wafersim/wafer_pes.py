@@ -225,9 +225,9 @@ class PeHost:
     @property
     def loaded_pes(self) -> list[tuple[int, int]]:
         """PEs that have a program, in router order."""
-        if self._domain is not None:  # every process knows every PE's program
-            return [(int(i) // self.cols, int(i) % self.cols) for i in self._programs.loaded_ids()]
-        return [(int(i) // self.cols, int(i) % self.cols) for i in self._core.ce_ids()]
+        # On a split wafer every process knows every PE's program, not every PE's CE.
+        ids = self._programs.loaded_ids() if self._domain is not None else self._core.ce_ids()
+        return [(int(i) // self.cols, int(i) % self.cols) for i in ids]
 
     def _programs_over(self, rect: Rect, what: str) -> list[tuple[Program, np.ndarray]]:
         """Programs of the PEs of ``rect`` grouped by program: (program, positions in rect

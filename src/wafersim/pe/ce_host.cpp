@@ -30,12 +30,9 @@ void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) 
   // `words`, whose decoded form other CEs may have already (decoded.hpp).
   const bool fresh = core_.mem.code_version() == 0;
   shared_.reset();  // the code changes (also if a word below is refused)
-  // Three words share 8 bytes. In fresh memory the bytes are known to be zero and are not
-  // read first: a read would map the zero page and the write then copy it, two page
-  // faults where one does (a whole wafer's load takes a fault per PE less).
-  uint32_t group_addr = 0;
-  uint64_t group = 0;
-  bool have_group = false;
+  // Three words share 8 bytes. In fresh memory the 8 bytes a load first reaches are known
+  // to be zero and are not read: a read would map the zero page and the write then copy
+  // it, two page faults where one does (a whole wafer's load takes a fault per PE less).
   for (size_t i = 0; i < words.size(); ++i) {
     if (words[i] >> isa::kWordBits) {
       throw ProgramError(core_.name() + ": instruction word " + hex(words[i]) + " at index " +
@@ -44,13 +41,10 @@ void ComputeElement::load_code(uint32_t first, std::span<const uint32_t> words) 
     const uint32_t index = first + static_cast<uint32_t>(i);
     const uint32_t addr = core_.cfg.data_bytes() + index / 3 * 8;
     const int shift = 20 * static_cast<int>(index % 3);
-    if (!have_group || addr != group_addr) {
-      group_addr = addr;
-      group = fresh ? 0 : core_.mem.read_le(addr, 8);
-      have_group = true;
-    }
-    group = (group & ~(uint64_t{0xFFFFF} << shift)) | (uint64_t{words[i]} << shift);
-    core_.mem.write_le(addr, 8, group);
+    const bool untouched = fresh && (i == 0 || index % 3 == 0);
+    uint64_t w = untouched ? 0 : core_.mem.read_le(addr, 8);
+    w = (w & ~(uint64_t{0xFFFFF} << shift)) | (uint64_t{words[i]} << shift);
+    core_.mem.write_le(addr, 8, w);
   }
   if (fresh && !words.empty()) shared_ = SharedProgram::find(first, words);
 }

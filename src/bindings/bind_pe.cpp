@@ -5,6 +5,9 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
+#include <tuple>
+#include <vector>
 #include <span>
 #include <string>
 
@@ -14,6 +17,7 @@
 #include "wafersim/pe/ce_config.hpp"
 #include "wafersim/pe/compute_element.hpp"
 #include "wafersim/pe/counters32.hpp"
+#include "wafersim/pe/id_counters.hpp"
 #include "wafersim/pe/isa.hpp"
 #include "wafersim/pe/lone_pe.hpp"
 
@@ -226,6 +230,28 @@ void bind_pe(py::module_& root) {
       },
       py::arg("adds"),
       "Adds each (index, n) to four counters kept as a CE keeps its per-id counts; the sums.");
+
+  m.def(
+      "id_counters_sums",
+      [](const std::vector<std::tuple<int, int, uint64_t>>& adds) {
+        IdCounters32<2> c;  // two columns, as a CE keeps its counts by id and color
+        for (const auto& [column, id, n] : adds) {
+          if (column < 0 || column >= 2) throw ConfigError("column must be 0 or 1");
+          if (id < 0 || id >= fabric::kMaxColorIds) throw ConfigError("id must be 0..63");
+          if (n == 1) {
+            c.increment(column, id);
+          } else {
+            c.add(column, id, n);
+          }
+        }
+        std::vector<std::array<uint64_t, fabric::kMaxColorIds>> out(2);
+        for (int column = 0; column < 2; ++column) c.copy_to(column, out[column]);
+        return out;
+      },
+      py::arg("adds"),
+      "Adds each (column, id, n) to a two-column table of counters by id kept as a CE "
+      "keeps its counts by id and color (a row for each of the first eight ids); the sums "
+      "by column, then id.");
 
   py::class_<ComputeElement>(m, "ComputeElement",
                              "One PE's compute element (owned by a LonePe or a Wafer)")

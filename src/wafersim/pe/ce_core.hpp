@@ -82,7 +82,7 @@ struct CeCore {
     if (w.index >= filter_lo[w.color] && w.index <= filter_hi[w.color]) return false;
     CeLiveStats& s = stats();
     ++s.wavelets_filtered;
-    ++s.filtered_by_color[w.color];
+    s.ids.increment(CeLiveStats::kFiltered, w.color);
     return true;
   }
 
@@ -91,7 +91,7 @@ struct CeCore {
     inq.push(w.color, w);
     note_occupancy(w.color);
     ++stats().wavelets_local;
-    ++stats().received_by_color[w.color];
+    stats().ids.increment(CeLiveStats::kReceived, w.color);
   }
   void note_occupancy(int q) {
     auto& m = stats().max_input_occupancy[q];

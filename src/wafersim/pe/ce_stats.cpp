@@ -88,8 +88,8 @@ CeCounters CeLiveStats::counters() const {
   c.wavelets_in = wavelets_in;
   c.wavelets_out = wavelets_out;
   c.microthread_iterations = microthread_iterations;
-  busy_by_id.copy_to(c.busy_by_id);
-  tasks_by_id.copy_to(c.tasks_by_id);
+  ids.copy_to(kBusy, c.busy_by_id);
+  ids.copy_to(kTasks, c.tasks_by_id);
   instructions.copy_to(c.instructions);
   c.stalls = stalls;
   c.microthread_waits = microthread_waits;
@@ -100,8 +100,8 @@ CeCounters CeLiveStats::counters() const {
   c.tensor_passes = tensor_passes;
   c.tensor_cycles = tensor_cycles;
   c.tensor_macs = tensor_macs;
-  received_by_color.copy_to(c.received_by_color);
-  filtered_by_color.copy_to(c.filtered_by_color);
+  ids.copy_to(kReceived, c.received_by_color);
+  ids.copy_to(kFiltered, c.filtered_by_color);
   c.max_input_occupancy = max_input_occupancy;
   return c;
 }

@@ -46,7 +46,7 @@ void ComputeElement::accept_offramp(const Wavelet& w) {
   if (core_.drops(w)) return;  // an input filter keeps it out of the queue [0597]
   core_.inq.push(w.color, w);
   core_.note_occupancy(w.color);
-  ++core_.stats().received_by_color[w.color];
+  core_.stats().ids.increment(CeLiveStats::kReceived, w.color);
 }
 
 bool ComputeElement::idle() const {
@@ -71,7 +71,7 @@ void ComputeElement::execute_cycle() {
   if (quiet_) {
     // What the full path below counts for a stalled foreground and nothing else.
     ++s.busy_cycles;
-    ++s.busy_by_id[task_.id];
+    s.ids.increment(CeLiveStats::kBusy, task_.id);
     ++s.stall_cycles;
     ++s.stalls[static_cast<int>(quiet_cause_)];
     if (core_.cfg.profile) note_profile(task_.pc);
@@ -95,7 +95,7 @@ void ComputeElement::execute_cycle() {
     // would choose slot 0 and count the same; nothing stalls, so quiet_ stays false.
     exec_rr_ = core_.cfg.microthreads == 0 ? 0 : 1;
     ++s.busy_cycles;
-    ++s.busy_by_id[task_.id];
+    s.ids.increment(CeLiveStats::kBusy, task_.id);
     if (core_.cfg.profile) note_profile(task_.pc);
     issue_instruction();
     if (tensor_) advance_tensor();  // its first tensor instruction made the unit
@@ -122,7 +122,7 @@ void ComputeElement::execute_cycle() {
 
   if (task_.active) {
     ++s.busy_cycles;
-    ++s.busy_by_id[task_.id];
+    s.ids.increment(CeLiveStats::kBusy, task_.id);
     if (fg_live && !fg_ready) note_stall(fgp);
   }
   if (core_.cfg.profile && (task_.active || chosen > 0)) {
@@ -203,7 +203,7 @@ void ComputeElement::try_pick() {
   t.id = entry_id;
   t.pc = core_.base + 4u * static_cast<uint32_t>(entry_id);
   task_ = t;
-  ++core_.stats().tasks_by_id[entry_id];
+  core_.stats().ids.increment(CeLiveStats::kTasks, entry_id);
   ++core_.progress;
 }
 
@@ -251,7 +251,7 @@ void ComputeElement::count_bulk(CeLiveStats& s, uint64_t n) {
   // What execute_cycle counts for n foreground iterations of full width (stats.cycles
   // aside).
   s.busy_cycles += n;
-  s.busy_by_id[task_.id] += n;
+  s.ids.add(CeLiveStats::kBusy, task_.id, n);
   if (core_.cfg.profile) note_profile(task_.pc, n);
   s.iterations += n;
   s.element_ops += n * static_cast<uint64_t>(fg_->width);
@@ -286,7 +286,7 @@ void ComputeElement::catch_up(uint64_t first, uint64_t n) {
   CeLiveStats& s = core_.stats();
   s.cycles += n;
   s.busy_cycles += n;
-  s.busy_by_id[task_.id] += n;
+  s.ids.add(CeLiveStats::kBusy, task_.id, n);
   s.stall_cycles += n;
   s.stalls[static_cast<int>(quiet_cause_)] += n;
   if (core_.cfg.profile) note_profile(task_.pc, n);

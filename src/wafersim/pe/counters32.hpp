@@ -1,5 +1,5 @@
 // 64-bit counters kept in 32 bits each, with the high halves apart: a compute element's
-// counters by id, color and opcode (five arrays of 64 or 87) are mostly small, and on a
+// counters by opcode (87 of them; by id and color: id_counters.hpp) are mostly small, and on a
 // wafer of 750,000 PEs their zeros are gigabytes of pages the kernel must fault in and
 // clear during the first cycles (docs/scale.md). A counter that passes 2^32 carries into
 // a high-half array made then (zeroed, one per array), so every count stays exact; the

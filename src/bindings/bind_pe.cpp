@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <array>
-#include <tuple>
-#include <vector>
 #include <span>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "arrays.hpp"
 #include "bindings.hpp"

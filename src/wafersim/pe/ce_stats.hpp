@@ -98,13 +98,13 @@ struct CeStats : CeCounters {
 
 // What a CE counts as it runs (CeCore::stats allocates it on the PE's first step): the
 // counters of CeStats, under the same names but for the four by id or color (the columns
-// of `ids`), those indexed by opcode in 32 bits each
-// (Counters32: exact past 2^32) and those by id or color in one table with a row for
-// each of the first eight ids counted (IdCounters32), so that the record is 0.96 KB
-// instead of 3.2 KB. On the whole wafer that is 1.7 GB fewer pages to fault in and clear
-// during the run's first cycles, the largest share of its page faults, which on 16
-// threads cost several times what they cost on one (docs/scale.md). Aligned to a cache
-// line: the counters most cycles bump come first and share one.
+// of `ids`). Those by opcode are kept in 32 bits each (Counters32: exact past 2^32), those
+// by id or color in one table with a row for each of the first eight ids counted
+// (IdCounters32), so that the record is 0.96 KB instead of 3.2 KB. On the whole wafer
+// that is 1.7 GB fewer pages to fault in and clear during the run's first cycles, the
+// largest share of its page faults, which on 16 threads cost several times what they
+// cost on one (docs/scale.md). Aligned to a cache line: the counters most cycles bump
+// come first and share one.
 struct alignas(64) CeLiveStats {
   // The columns of `ids`: CeStats's busy_by_id, tasks_by_id, received_by_color and
   // filtered_by_color.

@@ -1,6 +1,6 @@
 // A compute element's counters by id or color (the same 64 numbers): busy cycles and
 // tasks started by id, wavelets received and filtered by color. A PE counts few ids
-// (program 3: its color 3 and its local tasks 33 and 40), so the first eight ids it counts
+// (program 3: 3 or 4, its input colors and its tasks), so the first eight ids it counts
 // get a row each in the record, found through 4 bits per id, and a PE that counts a ninth
 // moves every row to full arrays, made then: on a wafer of 750,000 PEs the four dense
 // arrays of 64 were 0.6 GB of zeros to fault in during the run's first cycles

@@ -20,6 +20,7 @@
 #include "wafersim/pe/id_counters.hpp"
 #include "wafersim/pe/isa.hpp"
 #include "wafersim/pe/lone_pe.hpp"
+#include "wafersim/pe/queue_bank.hpp"
 
 namespace wafersim::bindings {
 
@@ -252,6 +253,39 @@ void bind_pe(py::module_& root) {
       "Adds each (column, id, n) to a two-column table of counters by id kept as a CE "
       "keeps its counts by id and color (a row for each of the first eight ids); the sums "
       "by column, then id.");
+
+  m.def(
+      "queue_bank_ops",
+      [](int queues, int capacity, int crowded_above,
+         const std::vector<std::pair<int, int64_t>>& ops) {
+        if (queues < 1 || queues > QueueBank::kMaxQueues) {
+          throw ConfigError("queues must be 1.." + std::to_string(QueueBank::kMaxQueues));
+        }
+        if (capacity < 1 || capacity > 255) throw ConfigError("capacity must be 1..255");
+        QueueBank bank(queues, capacity, crowded_above);
+        std::vector<std::tuple<int64_t, uint64_t, uint64_t, int, int64_t>> out;
+        for (const auto& [q, value] : ops) {
+          if (q < 0 || q >= queues) throw ConfigError("queue index out of range");
+          int64_t popped = -1;
+          if (value >= 0) {
+            if (bank.full(q)) throw ConfigError("push into a full queue");
+            fabric::Wavelet w;
+            w.color = static_cast<uint8_t>(q);
+            w.data = static_cast<uint32_t>(value);
+            bank.push(q, w);
+          } else {
+            if (bank.empty(q)) throw ConfigError("pop from an empty queue");
+            popped = bank.pop(q).data;
+          }
+          const int64_t front = bank.empty(q) ? -1 : int64_t{bank.front(q).data};
+          out.emplace_back(popped, bank.nonempty(), bank.crowded(), bank.size(q), front);
+        }
+        return out;
+      },
+      py::arg("queues"), py::arg("capacity"), py::arg("crowded_above"), py::arg("ops"),
+      "Runs (queue, value) pushes (value >= 0: a wavelet with that data) and pops (value < 0) "
+      "on a CE queue bank; after each: (popped data or -1, nonempty mask, crowded mask, "
+      "size of that queue, its front's data or -1).");
 
   py::class_<ComputeElement>(m, "ComputeElement",
                              "One PE's compute element (owned by a LonePe or a Wafer)")

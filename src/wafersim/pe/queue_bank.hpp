@@ -1,16 +1,18 @@
 // A bank of per-color wavelet FIFOs of one capacity: the CE's Input Qs 897 (one virtual
 // queue per fabric and local color [0341]) and Output Queues 859 (one per fabric color
-// [0360]). Storage grows on a push to a queue above those it has, in steps of eight queues,
-// so an idle PE costs a few bytes and one that uses colors 3..7 holds eight queues, not 64.
+// [0360]). A queue gets storage on its first push: a slot, found through a byte per
+// color, in a block of slots that holds two queues at first and all of them once a third
+// is used. An idle PE costs a few bytes, and one that uses two colors holds two queues,
+// not 64 (nor eight: docs/scale.md, "Queue banks by the colors used").
 //
-// Why steps of eight, not one queue at a time: a bank grows during a run, in whichever
+// Why two and then all, not one queue at a time: a bank grows during a run, in whichever
 // thread runs its row that cycle, and growing frees the old storage. A block freed by
 // another thread than the one that allocated it goes back to that thread's malloc arena
 // under the arena's lock, and a thread that finds the lock taken sleeps (about 100 us to
 // wake on a virtual machine) while the cycle waits for it. Growing one queue at a time,
 // program 3's PEs freed once each (colors 3, then 4 or 5): 4,000 such sleeps in a one
-// second run on 256 x 256 PEs with 2 threads (docs/scale.md). With steps of eight they
-// allocate once.
+// second run on 256 x 256 PEs with 2 threads (docs/scale.md). Its banks use one or two
+// colors, so they allocate once.
 #pragma once
 
 #include <algorithm>
@@ -34,8 +36,9 @@ class QueueBank {
 
   int queues() const { return queues_; }
   int capacity() const { return capacity_; }
-  int size(int q) const { return q < allocated_ ? state_[q].count : 0; }
-  bool empty(int q) const { return size(q) == 0; }
+  // (An empty queue's size is read from the mask: most queries touch no storage.)
+  int size(int q) const { return (nonempty_ >> q) & 1u ? state(q).count : 0; }
+  bool empty(int q) const { return ((nonempty_ >> q) & 1u) == 0; }
   bool full(int q) const { return size(q) >= capacity_; }
   int space(int q) const { return capacity_ - size(q); }
   fabric::ColorMask nonempty() const { return nonempty_; }
@@ -45,23 +48,26 @@ class QueueBank {
 
   // The i-th oldest wavelet of queue q (i < size(q)).
   const fabric::Wavelet& at(int q, int i) const {
-    return storage_[slot(q, (state_[q].head + i) % capacity_)];
+    const int s = slot(q);
+    return storage_[wavelet_index(s, (state_at(s).head + i) % capacity_)];
   }
   const fabric::Wavelet& front(int q) const { return at(q, 0); }
 
   void push(int q, const fabric::Wavelet& w) {
     if (full(q)) internal_error("push into a full CE queue (color " + std::to_string(q) + ")");
-    if (q >= allocated_) grow(std::min(queues_, (q + kGrowStep) & ~(kGrowStep - 1)));
-    State& st = state_[q];
-    storage_[slot(q, (st.head + st.count) % capacity_)] = w;
+    int s = meta_ ? slot(q) : -1;
+    if (s < 0) s = add_slot(q);
+    State& st = state_at(s);
+    storage_[wavelet_index(s, (st.head + st.count) % capacity_)] = w;
     const fabric::ColorMask bit = fabric::ColorMask{1} << q;
     nonempty_ |= bit;
     if (++st.count > crowded_above_) crowded_ |= bit;
   }
   fabric::Wavelet pop(int q) {
     if (empty(q)) internal_error("pop from an empty CE queue (color " + std::to_string(q) + ")");
-    State& st = state_[q];
-    fabric::Wavelet w = storage_[slot(q, st.head)];
+    const int s = slot(q);
+    State& st = state_at(s);
+    fabric::Wavelet w = storage_[wavelet_index(s, st.head)];
     st.head = static_cast<uint8_t>((st.head + 1) % capacity_);
     const fabric::ColorMask bit = fabric::ColorMask{1} << q;
     if (--st.count <= crowded_above_) crowded_ &= ~bit;
@@ -73,26 +79,47 @@ class QueueBank {
   struct State {
     uint8_t head = 0, count = 0;
   };
-  static constexpr int kGrowStep = 8;  // queues added at a time (a power of two)
-  // Room for queues 0..n-1; the queues below the old count keep their slots.
-  void grow(int n) {
-    auto bigger = std::make_unique<fabric::Wavelet[]>(slot(n, 0));
-    std::copy(storage_.get(), storage_.get() + slot(allocated_, 0), bigger.get());
-    auto states = std::make_unique<State[]>(static_cast<size_t>(n));
-    std::copy(state_.get(), state_.get() + allocated_, states.get());
-    storage_ = std::move(bigger);
-    state_ = std::move(states);
-    allocated_ = n;
+  static constexpr int kFirstSlots = 2;  // slots of the first block; the next holds all
+  // meta_: a byte per color (1 + its slot; 0: none), then the slots' States.
+  static constexpr size_t kMapBytes = kMaxQueues;
+
+  int slot(int q) const { return int{meta_[static_cast<size_t>(q)]} - 1; }
+  State& state_at(int s) {
+    return reinterpret_cast<State*>(meta_.get() + kMapBytes)[s];
   }
-  size_t slot(int q, int i) const {
-    return static_cast<size_t>(q) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
+  const State& state_at(int s) const {
+    return reinterpret_cast<const State*>(meta_.get() + kMapBytes)[s];
   }
-  // The masks, then a queue's head and count, kept apart from the wavelets (and this
-  // object small) so that the masks of a CE's two banks share a cache line.
+  const State& state(int q) const { return state_at(slot(q)); }
+  // Gives queue q the next slot, growing the block when it is full; the slots taken keep
+  // their place.
+  int add_slot(int q) {
+    if (used_ == slots_) {
+      const int n = slots_ == 0 ? std::min(kFirstSlots, queues_) : queues_;
+      auto meta = std::make_unique<uint8_t[]>(kMapBytes + sizeof(State) * static_cast<size_t>(n));
+      auto bigger = std::make_unique<fabric::Wavelet[]>(wavelet_index(n, 0));
+      if (meta_) {
+        std::copy(meta_.get(), meta_.get() + kMapBytes + sizeof(State) * static_cast<size_t>(slots_),
+                  meta.get());
+        std::copy(storage_.get(), storage_.get() + wavelet_index(slots_, 0), bigger.get());
+      }
+      meta_ = std::move(meta);
+      storage_ = std::move(bigger);
+      slots_ = n;
+    }
+    meta_[static_cast<size_t>(q)] = static_cast<uint8_t>(used_ + 1);
+    return used_++;
+  }
+  size_t wavelet_index(int s, int i) const {
+    return static_cast<size_t>(s) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
+  }
+  // The masks, then the slot counts, kept apart from the wavelets (and this object small)
+  // so that the masks of a CE's two banks share a cache line.
   fabric::ColorMask nonempty_ = 0, crowded_ = 0;
   int queues_, capacity_, crowded_above_;
-  int allocated_ = 0;  // queues with storage: 0..allocated_-1
-  std::unique_ptr<State[]> state_;
+  int slots_ = 0;  // slots with storage
+  int used_ = 0;   // slots given to a queue: 0..used_-1
+  std::unique_ptr<uint8_t[]> meta_;
   std::unique_ptr<fabric::Wavelet[]> storage_;
 };
 

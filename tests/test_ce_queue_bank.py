@@ -1,7 +1,7 @@
 """A CE's queue bank (pe/queue_bank.hpp): one FIFO per color [0341], [0360] of a fixed
-capacity, storage given to a queue on its first push (two queues at first, all of them
-once a third is used). Checked against a model of deques: order, sizes, the nonempty and
-crowded masks [0329], across the growth of the storage with wavelets in flight."""
+capacity, storage given to a queue on its first push (two queues at first, eight more at
+each growth). Checked against a model of deques: order, sizes, the nonempty and crowded
+masks [0329], across the growths of the storage with wavelets in flight."""
 from collections import deque
 
 import pytest
@@ -45,12 +45,16 @@ def test_the_bank_behaves_as_one_deque_per_color(queues, capacity, crowded, want
     assert [tuple(g) for g in got] == want
 
 
-def test_a_third_color_keeps_what_the_first_two_hold():
-    # Colors 63 and 0 fill the first storage; color 7 grows it with both queues full.
-    ops = [(63, 1), (63, 2), (0, 3), (0, 4), (7, 5), (63, -1), (0, -1), (7, -1), (63, -1)]
+def test_a_third_and_an_eleventh_color_keep_what_the_others_hold():
+    # Colors 63 and 0 fill the first storage; color 7 grows it with both queues full, and
+    # the eleventh color (20) grows it again.
+    ops = [(63, 1), (63, 2), (0, 3), (0, 4), (7, 5)]
+    ops += [(c, 10 + c) for c in range(8, 16)] + [(20, 99)]
+    ops += [(63, -1), (0, -1), (7, -1), (63, -1), (15, -1), (20, -1)]
     got = _core.pe.queue_bank_ops(64, 2, 2, ops)
-    assert [g[0] for g in got] == [-1, -1, -1, -1, -1, 1, 3, 5, 2]
+    assert [g[0] for g in got[-6:]] == [1, 3, 5, 2, 25, 99]
     assert got[4][1] == (1 << 63) | 1 | (1 << 7)
+    assert got[13][1] == (1 << 63) | 1 | (1 << 7) | sum(1 << c for c in range(8, 16)) | (1 << 20)
 
 
 def test_misuse_of_the_bank_is_refused():

@@ -1,18 +1,19 @@
 // A bank of per-color wavelet FIFOs of one capacity: the CE's Input Qs 897 (one virtual
 // queue per fabric and local color [0341]) and Output Queues 859 (one per fabric color
 // [0360]). A queue gets storage on its first push: a slot, found through a byte per
-// color, in a block of slots that holds two queues at first and all of them once a third
-// is used. An idle PE costs a few bytes, and one that uses two colors holds two queues,
-// not 64 (nor eight: docs/scale.md, "Queue banks by the colors used").
+// color, in a block of slots that holds two queues at first and grows by eight when a
+// queue needs a slot and none is free. An idle PE costs a few bytes, and one that uses
+// two colors holds two queues, not 64 (nor eight: docs/scale.md, "Queue banks by the
+// colors used").
 //
-// Why two and then all, not one queue at a time: a bank grows during a run, in whichever
+// Why not one queue at a time: a bank grows during a run, in whichever
 // thread runs its row that cycle, and growing frees the old storage. A block freed by
 // another thread than the one that allocated it goes back to that thread's malloc arena
 // under the arena's lock, and a thread that finds the lock taken sleeps (about 100 us to
 // wake on a virtual machine) while the cycle waits for it. Growing one queue at a time,
 // program 3's PEs freed once each (colors 3, then 4 or 5): 4,000 such sleeps in a one
 // second run on 256 x 256 PEs with 2 threads (docs/scale.md). Its banks use one or two
-// colors, so they allocate once.
+// colors, so they allocate once; a bank of three to ten colors frees once.
 #pragma once
 
 #include <algorithm>
@@ -79,7 +80,8 @@ class QueueBank {
   struct State {
     uint8_t head = 0, count = 0;
   };
-  static constexpr int kFirstSlots = 2;  // slots of the first block; the next holds all
+  static constexpr int kFirstSlots = 2;  // slots of the first block
+  static constexpr int kMoreSlots = 8;   // slots each growth adds
   // meta_: a byte per color (1 + its slot; 0: none), then the slots' States.
   static constexpr size_t kMapBytes = kMaxQueues;
 
@@ -95,7 +97,7 @@ class QueueBank {
   // their place.
   int add_slot(int q) {
     if (used_ == slots_) {
-      const int n = slots_ == 0 ? std::min(kFirstSlots, queues_) : queues_;
+      const int n = std::min(slots_ == 0 ? kFirstSlots : slots_ + kMoreSlots, queues_);
       auto meta = std::make_unique<uint8_t[]>(kMapBytes + sizeof(State) * static_cast<size_t>(n));
       auto bigger = std::make_unique<fabric::Wavelet[]>(wavelet_index(n, 0));
       if (meta_) {

@@ -1,9 +1,9 @@
-"""A PE keeps its counters by id, color and opcode in 32 bits each, carrying into a high
-half past 2^32 (counters32.hpp); those by id and color in rows for the first eight ids it
-counts, moving to full arrays at a ninth (id_counters.hpp). The carry is checked against Python's integers; the
-programs count many tasks, opcodes and colors, checked against what the program text says
-(the assembler writes `li` as `movi` and `term` as `nop.t`; a picked task starts with a
-`jmp` to its entry), and a second run reports only its own share."""
+"""A PE keeps its counters by id, color and opcode in 32 bits each, carrying into a high half
+past 2^32 (counters32.hpp); those by id and color in rows for the first eight ids it counts,
+moving to full arrays at a ninth (id_counters.hpp). The carry is checked against Python's
+integers; the programs count many tasks, opcodes and colors, checked against what the
+program text says (the assembler writes `li` as `movi` and `term` as `nop.t`; a picked task
+starts with a `jmp` to its entry), and a second run reports only its own share."""
 from collections import Counter
 
 import numpy as np
@@ -89,8 +89,9 @@ def test_twelve_tasks_are_each_started_and_busy_alike():
 
 
 def test_wavelets_on_fourteen_colors_are_counted_by_color_and_by_run():
-    # Ten colors, then four more: received_by_color past the eight ids with a row, and the second run
-    # reports only what came in during it (the wafer subtracts the first run's counts).
+    # Ten colors, then four more: received_by_color past the eight ids with a row, and the
+    # second run reports only what came in during it (the wafer subtracts the first run's
+    # counts).
     w = ws.Wafer(1, 1)
     w.load("".join(f".task t{c}, {c}\n" for c in range(14)) +
            "".join(f"t{c}: term\n" for c in range(14)))

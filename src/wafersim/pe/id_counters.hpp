@@ -86,7 +86,9 @@ class alignas(64) IdCounters32 {
       for (int other = 0; other < kIds; ++other) {
         const unsigned row = row_of(other);
         if (row == 0) continue;
-        for (int c = 0; c < Columns; ++c) wide_[at(c, other)] = cols_[static_cast<size_t>(c)][row - 1];
+        for (int c = 0; c < Columns; ++c) {
+          wide_[at(c, other)] = cols_[static_cast<size_t>(c)][row - 1];
+        }
         set_row(other, 0);
       }
     }

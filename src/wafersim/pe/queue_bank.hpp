@@ -98,19 +98,21 @@ class QueueBank {
   int add_slot(int q) {
     if (used_ == slots_) {
       const int n = std::min(slots_ == 0 ? kFirstSlots : slots_ + kMoreSlots, queues_);
-      auto meta = std::make_unique<uint8_t[]>(kMapBytes + sizeof(State) * static_cast<size_t>(n));
+      auto meta = std::make_unique<uint8_t[]>(meta_bytes(n));  // zeroed
       auto bigger = std::make_unique<fabric::Wavelet[]>(wavelet_index(n, 0));
       if (meta_) {
-        std::copy(meta_.get(), meta_.get() + kMapBytes + sizeof(State) * static_cast<size_t>(slots_),
-                  meta.get());
+        std::copy(meta_.get(), meta_.get() + meta_bytes(slots_), meta.get());
         std::copy(storage_.get(), storage_.get() + wavelet_index(slots_, 0), bigger.get());
       }
       meta_ = std::move(meta);
       storage_ = std::move(bigger);
-      slots_ = n;
+      slots_ = static_cast<uint8_t>(n);
     }
-    meta_[static_cast<size_t>(q)] = static_cast<uint8_t>(used_ + 1);
-    return used_++;
+    meta_[static_cast<size_t>(q)] = ++used_;
+    return used_ - 1;
+  }
+  static size_t meta_bytes(int slots) {
+    return kMapBytes + sizeof(State) * static_cast<size_t>(slots);
   }
   size_t wavelet_index(int s, int i) const {
     return static_cast<size_t>(s) * static_cast<size_t>(capacity_) + static_cast<size_t>(i);
@@ -119,8 +121,8 @@ class QueueBank {
   // so that the masks of a CE's two banks share a cache line.
   fabric::ColorMask nonempty_ = 0, crowded_ = 0;
   int queues_, capacity_, crowded_above_;
-  int slots_ = 0;  // slots with storage
-  int used_ = 0;   // slots given to a queue: 0..used_-1
+  uint8_t slots_ = 0;  // slots with storage (at most kMaxQueues)
+  uint8_t used_ = 0;   // slots given to a queue: 0..used_-1
   std::unique_ptr<uint8_t[]> meta_;
   std::unique_ptr<fabric::Wavelet[]> storage_;
 };

@@ -6,14 +6,14 @@
 // two colors holds two queues, not 64 (nor eight: docs/scale.md, "Queue banks by the
 // colors used").
 //
-// Why not one queue at a time: a bank grows during a run, in whichever
-// thread runs its row that cycle, and growing frees the old storage. A block freed by
-// another thread than the one that allocated it goes back to that thread's malloc arena
-// under the arena's lock, and a thread that finds the lock taken sleeps (about 100 us to
-// wake on a virtual machine) while the cycle waits for it. Growing one queue at a time,
-// program 3's PEs freed once each (colors 3, then 4 or 5): 4,000 such sleeps in a one
-// second run on 256 x 256 PEs with 2 threads (docs/scale.md). Its banks use one or two
-// colors, so they allocate once; a bank of three to ten colors frees once.
+// Why not one queue at a time: a bank grows during a run, in whichever thread runs its row
+// that cycle, and growing frees the old storage. A block freed by another thread than the
+// one that allocated it goes back to that thread's malloc arena under the arena's lock,
+// and a thread that finds the lock taken sleeps (about 100 us to wake on a virtual
+// machine) while the cycle waits for it. Growing one queue at a time, program 3's PEs
+// freed once each (colors 3, then 4 or 5): 4,000 such sleeps in a one second run on 256 x
+// 256 PEs with 2 threads (docs/scale.md). Its banks use one or two colors, so they
+// allocate once; a bank of three to ten colors frees once.
 #pragma once
 
 #include <algorithm>

@@ -24,10 +24,17 @@ alternate within each repeat, so they see the same minutes of the machine. Witho
 interpreter's own wafersim runs.
 
 ``--spin US`` sets ``Wafer.spin_wait`` (how long a waiting thread spins before it sleeps)
-for every run; without it each wafer keeps its default.
+for every run; without it each wafer keeps its default. ``--chunks 4,8`` runs each build
+with each ``Wafer.chunks_per_thread`` (chunks of rows per thread), alternated like builds
+and named "BUILD cN" (the schedule only: every variant must give the same results).
+``--env NAME:VAR=VALUE[,VAR=VALUE]`` (repeatable) adds, for each build, a variant run with
+those environment variables, named "BUILD NAME", alternated with the plain one: e.g.
+``--env pad:MALLOC_TOP_PAD_=67108864`` (glibc's heaps grown 64 MiB at a time, so threads
+that fault in fresh pages wait less for the heap's growth, docs/scale.md).
 
 Run: python benchmarks/bench_scaling.py [--runs p3-256,pk-256] [--threads 1,2,4,8,16]
-     [--repeat 3] [--build old=/tmp/old --build new=/tmp/new] [--spin 50] [--json FILE]
+     [--repeat 3] [--build old=/tmp/old --build new=/tmp/new] [--spin 50] [--chunks 4,8]
+     [--env pad:MALLOC_TOP_PAD_=67108864] [--json FILE]
 """
 
 from __future__ import annotations
@@ -62,10 +69,14 @@ CHILD = textwrap.dedent("""
     import hashlib, json, resource, time
     import numpy as np
     import wafersim as ws
-    spin, usage, plain_run = {spin}, {{}}, ws.Wafer.run
-    def run(self, *args, **kwargs):  # Wafer.run, with the spin and the process's usage
+    spin, chunks, usage, plain_run = {spin}, {chunks}, {{}}, ws.Wafer.run
+    def run(self, *args, **kwargs):  # Wafer.run, with the knobs and the process's usage
         if spin is not None:
             self.spin_wait = spin
+        if chunks is not None:
+            if not hasattr(type(self), "chunks_per_thread"):
+                raise SystemExit("--chunks: this build has no Wafer.chunks_per_thread")
+            self.chunks_per_thread = chunks
         u0 = resource.getrusage(resource.RUSAGE_SELF)
         out = plain_run(self, *args, **kwargs)
         u1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -93,10 +104,11 @@ RUNS = {
 }
 
 
-def child(run: str, threads: int, path: str | None, spin: int | None = None) -> dict:
+def child(run: str, threads: int, path: str | None, spin: int | None = None,
+          chunks: int | None = None, extra_env: dict | None = None) -> dict:
     _, body, args = RUNS[run]
-    code = CHILD.format(body=body.format(threads=threads, **args), spin=spin)
-    env = dict(os.environ)
+    code = CHILD.format(body=body.format(threads=threads, **args), spin=spin, chunks=chunks)
+    env = dict(os.environ, **(extra_env or {}))
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     if path:
         env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
@@ -116,6 +128,9 @@ def main() -> None:
     ap.add_argument("--build", action="append", default=[], metavar="NAME=DIR",
                     help="an installed build to compare (DIR goes first on PYTHONPATH)")
     ap.add_argument("--spin", type=int, help="Wafer.spin_wait for every run, microseconds")
+    ap.add_argument("--chunks", help="Wafer.chunks_per_thread values to compare, e.g. 4,8")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VALUE,...",
+                    help="a variant of each build run with these environment variables")
     ap.add_argument("--json", help="also write every run's numbers to this file")
     args = ap.parse_args()
     runs = args.runs.split(",")
@@ -126,16 +141,27 @@ def main() -> None:
     if 1 not in counts:
         raise SystemExit("--threads must include 1 (the baseline of the ratios)")
     builds = [b.split("=", 1) for b in args.build] or [["this", None]]
+    chunk_values = [int(c) for c in args.chunks.split(",")] if args.chunks else [None]
+    envs = [("", {})]
+    for spec in args.env:
+        label, _, assignments = spec.partition(":")
+        pairs = [a.split("=", 1) for a in assignments.split(",") if a]
+        if not label or not pairs or any(len(p) != 2 or not p[0] for p in pairs):
+            raise SystemExit(f"--env {spec!r}: write NAME:VAR=VALUE[,VAR=VALUE]")
+        envs.append((label, dict(pairs)))
+    builds = [(" ".join(x for x in (name, "" if c is None else f"c{c}", label) if x),
+               path, c, env)
+              for name, path in builds for c in chunk_values for label, env in envs]
     records, bad = [], False
     for run in runs:
         title = RUNS[run][0]
-        times = {(b, t): [] for b, _ in builds for t in counts}
+        times = {(b, t): [] for b, _, _, _ in builds for t in counts}
         seen = {}
         for k in range(args.repeat):
             order = builds if k % 2 == 0 else builds[::-1]
             for t in counts:
-                for name, path in order:
-                    r = child(run, t, path, args.spin)
+                for name, path, chunks, env in order:
+                    r = child(run, t, path, args.spin, chunks, env)
                     times[name, t].append(r["seconds"])
                     seen.setdefault((r["digest"], r["cycles"]), []).append((name, t))
                     records.append({"run": run, "build": name, "threads": t, **r})
@@ -146,12 +172,12 @@ def main() -> None:
                           f"{r['vcsw']} sleeps", flush=True)
         print(f"{title}: seconds of Wafer.run, median [min, max] of {args.repeat}; "
               f"speed-up over 1 thread of the same build")
-        for name, _ in builds:
+        for name, _, _, _ in builds:
             base = statistics.median(times[name, 1])
             for t in counts:
                 v = times[name, t]
                 med = statistics.median(v)
-                print(f"  {name:>6} {t:2d} threads {med:8.3f} [{min(v):.3f}, {max(v):.3f}] "
+                print(f"  {name:>10} {t:2d} threads {med:8.3f} [{min(v):.3f}, {max(v):.3f}] "
                       f"{base / med:6.2f}x", flush=True)
         if len(seen) != 1:
             bad = True

@@ -16,7 +16,7 @@ import wafersim as ws
 from wafersim.kernels import matvec
 
 
-def _traffic(threads, mode, hop, sparse):
+def _traffic(threads, mode, hop, sparse, chunks=None):
     """Random traffic on a 23 x 9 mesh with diagonals (more rows than 5 threads have
     chunks, so chunks of one and two rows); `sparse`: only a few rows send and receive;
     "skewed": nine in ten wavelets start and end on row 3."""
@@ -24,6 +24,8 @@ def _traffic(threads, mode, hop, sparse):
     rows, cols = 23, 9
     w = ws.Wafer(rows, cols, "mesh+diag", mode=mode, threads=threads, diag_hop_cycles=hop)
     w.parallel_min_routers = 0  # every cycle with two or more busy rows is chunked
+    if chunks is not None:
+        w.chunks_per_thread = chunks
     if sparse == "skewed":
         pick = lambda n: np.where(rng.random(n) < 0.9, 3, rng.integers(0, rows, n))  # noqa: E731
     elif sparse:
@@ -62,6 +64,27 @@ def test_chunked_cycles_compute_what_one_thread_computes(mode, hop, sparse):
         view, parallel = _traffic(threads, mode, hop, sparse)
         assert parallel > 0  # the chunked cycles ran
         assert view == one, threads
+
+
+@pytest.mark.parametrize("sparse", [False, "skewed"])
+def test_any_number_of_chunks_per_thread_computes_what_one_thread_computes(sparse):
+    """Wafer.chunks_per_thread (a tuning knob) changes only how the rows are cut: one
+    chunk per thread, and more chunks than busy rows (then one row each)."""
+    one, _ = _traffic(1, "colors", 1, sparse)
+    for chunks in (1, 2, 64):
+        view, parallel = _traffic(2, "colors", 1, sparse, chunks)
+        assert parallel > 0
+        assert view == one, chunks
+
+
+def test_chunks_per_thread_mistakes_are_refused():
+    w = ws.Wafer(4, 4)
+    assert w.chunks_per_thread == 4
+    w.chunks_per_thread = 8
+    assert w.chunks_per_thread == 8
+    for bad in (0, 65, 2.5, "4", True):
+        with pytest.raises(ws.ConfigError, match="chunks_per_thread"):
+            w.chunks_per_thread = bad
 
 
 @pytest.mark.parametrize("threads", [2, 3, 7])

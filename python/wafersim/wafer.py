@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ._extension import core
-from . import domains, presets
+from . import domains, presets, row_work
 from ._args import items_arg, show
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
@@ -318,6 +318,18 @@ class Wafer(PeHost, RouteHost):
         self._core.parallel_min_routers = _int(n, "parallel_min_routers", 0, _FOREVER)
 
     @property
+    def chunks_per_thread(self) -> int:
+        """Chunks of consecutive rows per thread in a cycle run by several threads (4): a
+        thread done with its own takes whole chunks from another's end. More even out
+        uneven rows, fewer keep more rows' two phases together in one thread's cache.
+        Results do not depend on it (docs/fabric.md, "Chunked cycles")."""
+        return int(self._core.chunks_per_thread)
+
+    @chunks_per_thread.setter
+    def chunks_per_thread(self, n: int) -> None:
+        self._core.chunks_per_thread = _int(n, "chunks_per_thread", 1, 64)
+
+    @property
     def spin_wait(self) -> int:
         """Microseconds a thread waiting for the next phase of a cycle spins before it
         sleeps (50): a short spin saves the wake-up of a sleeping thread (about 100 us on
@@ -344,6 +356,27 @@ class Wafer(PeHost, RouteHost):
         if not isinstance(on, (bool, np.bool_)):
             raise ConfigError(f"endpoint_sleep must be True or False, got {on!r}")
         self._core.endpoint_sleep = bool(on)
+
+    @property
+    def record_row_work(self) -> bool:
+        """Whether runs time every row's phase A and phase B (False): the units the threads
+        share out. :meth:`row_work` returns what was recorded; results do not depend on it
+        (``wafersim.row_work``; docs/scale.md, "What whole rows allow")."""
+        return bool(self._core.record_row_work)
+
+    @record_row_work.setter
+    def record_row_work(self, on: bool) -> None:
+        if not isinstance(on, (bool, np.bool_)):
+            raise ConfigError(f"record_row_work must be True or False, got {on!r}")
+        self._core.record_row_work = bool(on)
+
+    def row_work(self) -> "row_work.RowWork":
+        """The row phases recorded since the last call (:attr:`record_row_work`), as a
+        ``wafersim.row_work.RowWork``, and forgets them. On a wafer split over MPI
+        processes, each process returns the phases of its own rows."""
+        d = self._core.take_row_work()
+        return row_work.RowWork(cycle=d["cycle"], row=d["row"], phase=d["phase"],
+                                routers=d["routers"], ns=d["ns"], rows=self.rows)
 
     @property
     def watchdog(self) -> int:

@@ -160,6 +160,34 @@ void bind_wafer_pe(py::module_& root) {
       .def_property(  // microseconds a waiting thread spins before it sleeps
           "spin_wait", [](Wafer& w) { return w.simulator().spin_wait().count(); },
           [](Wafer& w, int64_t us) { w.simulator().set_spin_wait(std::chrono::microseconds(us)); })
+      .def_property(  // a tuning knob (benchmarks): chunks of rows per thread
+          "chunks_per_thread", [](Wafer& w) { return w.simulator().chunks_per_thread(); },
+          [](Wafer& w, int n) { w.simulator().set_chunks_per_thread(n); })
+      .def_property(  // time every row phase (sim/row_work.hpp; same results)
+          "record_row_work", [](Wafer& w) { return w.simulator().record_row_work(); },
+          [](Wafer& w, bool on) { w.simulator().set_record_row_work(on); })
+      .def("take_row_work",
+           [](Wafer& w) {  // what was recorded, as arrays in (cycle, row, phase) order
+             const std::vector<sim::RowWork> work = w.simulator().take_row_work();
+             const auto n = static_cast<py::ssize_t>(work.size());
+             CArray<uint64_t> cycle(n), ns(n);
+             CArray<uint32_t> row(n), routers(n);
+             CArray<uint8_t> phase(n);
+             for (size_t i = 0; i < work.size(); ++i) {
+               cycle.mutable_data()[i] = work[i].cycle;
+               ns.mutable_data()[i] = work[i].ns;
+               row.mutable_data()[i] = work[i].row;
+               routers.mutable_data()[i] = work[i].routers;
+               phase.mutable_data()[i] = work[i].phase;
+             }
+             py::dict d;
+             d["cycle"] = cycle;
+             d["row"] = row;
+             d["phase"] = phase;
+             d["routers"] = routers;
+             d["ns"] = ns;
+             return d;
+           })
       .def_property(  // compute elements that only count may sleep (same results)
           "endpoint_sleep", [](Wafer& w) { return w.simulator().endpoint_sleep(); },
           [](Wafer& w, bool on) { w.simulator().set_endpoint_sleep(on); });

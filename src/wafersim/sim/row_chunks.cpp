@@ -27,16 +27,10 @@
 
 namespace wafersim::sim {
 
-namespace {
-// Chunks per thread: enough for a thread done early to take whole chunks from another's
-// end (row_team.hpp), few enough that most phases B follow their rows' phases A closely.
-constexpr int kChunksPerThread = 4;
-}  // namespace
-
 void Simulator::run_rows_in_chunks(uint64_t t, bool slow_links, int threads) {
   const int rows = fabric_.rows();
   const int n = static_cast<int>(rows_a_.size());
-  const int c = std::min(n, kChunksPerThread * threads);
+  const int c = std::min(n, chunks_per_thread_ * threads);
   uint64_t routers = 0;
   for (int r : rows_a_) {
     rows_[static_cast<size_t>(r)].a_at = t;

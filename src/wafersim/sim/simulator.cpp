@@ -6,6 +6,7 @@
 #include <bit>
 #include <exception>
 #include <string>
+#include <tuple>
 
 #include "wafersim/errors.hpp"
 #include "wafersim/sim/watchdog.hpp"
@@ -25,6 +26,13 @@ void Simulator::set_threads(int threads) {
                       " (0: OpenMP default), got " + std::to_string(threads));
   }
   threads_ = threads;
+}
+
+void Simulator::set_chunks_per_thread(int n) {
+  if (n < 1 || n > 64) {
+    throw ConfigError("chunks_per_thread must be 1..64, got " + std::to_string(n));
+  }
+  chunks_per_thread_ = n;
 }
 
 void Simulator::set_spin_wait(std::chrono::microseconds spin) {
@@ -123,8 +131,56 @@ void Simulator::collect_source_rows(int row, int* out, int& n) const {
   }
 }
 
+namespace {
+uint64_t elapsed_ns(Simulator::Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Simulator::Clock::now() - start)
+          .count());
+}
+}  // namespace
+
+// With record_row_work_ each phase is timed in the thread that runs it and noted in its
+// row's own list (rows in different threads share no list).
 void Simulator::row_phase_a(int row, uint64_t t) {
   RowState& rs = rows_[static_cast<size_t>(row)];
+  if (!record_row_work_) [[likely]] {
+    step_row_a(rs, row, t);
+    return;
+  }
+  const uint32_t routers = rs.active_count;
+  const Clock::time_point start = Clock::now();
+  step_row_a(rs, row, t);
+  rs.work.push_back({t, elapsed_ns(start), static_cast<uint32_t>(row), routers, 0});
+}
+
+void Simulator::row_phase_b(int row, uint64_t t) {
+  RowState& rs = rows_[static_cast<size_t>(row)];
+  if (!record_row_work_) [[likely]] {
+    step_row_b(rs, row, t);
+    return;
+  }
+  const Clock::time_point start = Clock::now();
+  step_row_b(rs, row, t);
+  rs.work.push_back(
+      {t, elapsed_ns(start), static_cast<uint32_t>(row), static_cast<uint32_t>(rs.processed), 1});
+}
+
+std::vector<RowWork> Simulator::take_row_work() {
+  std::vector<RowWork> all;
+  size_t n = 0;
+  for (const RowState& rs : rows_) n += rs.work.size();
+  all.reserve(n);
+  for (RowState& rs : rows_) {
+    all.insert(all.end(), rs.work.begin(), rs.work.end());
+    std::vector<RowWork>().swap(rs.work);
+  }
+  std::sort(all.begin(), all.end(), [](const RowWork& a, const RowWork& b) {
+    return std::tie(a.cycle, a.row, a.phase) < std::tie(b.cycle, b.row, b.phase);
+  });
+  return all;
+}
+
+void Simulator::step_row_a(RowState& rs, int row, uint64_t t) {
   rs.sent = false;
   try {
     rs.sent = fabric_.phase_a_row(row, rs.active.data(), t, rs.counters).links;
@@ -140,8 +196,7 @@ void Simulator::row_phase_a(int row, uint64_t t) {
 
 // The routers of this row that are active or receive a wavelet this cycle, in column order;
 // those with work stay active.
-void Simulator::row_phase_b(int row, uint64_t t) {
-  RowState& rs = rows_[static_cast<size_t>(row)];
+void Simulator::step_row_b(RowState& rs, int row, uint64_t t) {
   rs.b_at = t;
   try {
     uint32_t count = 0;

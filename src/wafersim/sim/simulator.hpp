@@ -18,6 +18,7 @@
 #include "wafersim/fabric/fabric.hpp"
 #include "wafersim/sim/domain.hpp"
 #include "wafersim/sim/row_team.hpp"
+#include "wafersim/sim/row_work.hpp"
 #include "wafersim/sim/sleepers.hpp"
 #include "wafersim/sim/thread_choice.hpp"
 
@@ -64,6 +65,11 @@ class Simulator {
     if (!threads_forced_) parallel_min_routers_ = n;
   }
   size_t parallel_min_routers() const { return parallel_min_routers_; }
+  // Chunks of rows per thread in a parallel cycle (row_chunks.cpp; 1..64, default 4):
+  // enough for a thread done early to take whole chunks from another's end, few enough
+  // that most phases B follow their rows' phases A closely. Results do not depend on it.
+  void set_chunks_per_thread(int n);
+  int chunks_per_thread() const { return chunks_per_thread_; }
   // How long a thread waiting for the next phase spins before it sleeps (row_team.hpp).
   void set_spin_wait(std::chrono::microseconds spin);
   std::chrono::microseconds spin_wait() const { return team_.spin(); }
@@ -112,6 +118,13 @@ class Simulator {
   // whoever reads or changes endpoints during a pause calls this first (sim::Wafer does).
   void wake_sleepers();
 
+  // Record the wall time of every row phase from now on (row_work.hpp); results do not
+  // depend on it. take_row_work returns what was recorded, in (cycle, row, phase) order,
+  // and forgets it.
+  void set_record_row_work(bool on) { record_row_work_ = on; }
+  bool record_row_work() const { return record_row_work_; }
+  std::vector<RowWork> take_row_work();
+
  private:
   // One cache line or more each: rows in different threads write their counters and lists
   // without sharing lines.
@@ -131,6 +144,7 @@ class Simulator {
     uint64_t a_at = fabric::kNever;
     std::atomic<int> edge_wait{0};
     fabric::CycleCounters counters;
+    std::vector<RowWork> work;  // with record_row_work_: this row's phases, in order
   };
   // Chunked cycles: rows [lo, hi), run by one thread in the interleaved order.
   struct Chunk {
@@ -143,6 +157,8 @@ class Simulator {
   void close_run();  // writes the fabric's state back; the run is over
   void row_phase_a(int row, uint64_t t);
   void row_phase_b(int row, uint64_t t);
+  void step_row_a(RowState& rs, int row, uint64_t t);
+  void step_row_b(RowState& rs, int row, uint64_t t);
   void collect_source_rows(int row, int* out, int& n) const;
   // This cycle's phase A and B on every row that needs them (see simulator.cpp).
   void run_rows_in_sweeps(uint64_t t, bool slow_links);
@@ -203,6 +219,8 @@ class Simulator {
   bool cycle_parallel_ = false;  // this cycle runs in several threads
   uint64_t parallel_phases_ = 0;  // this run's phases in several threads
   bool broken_ = false;
+  bool record_row_work_ = false;
+  int chunks_per_thread_ = 4;
   // The run in progress (between start_run and finish_run).
   bool run_open_ = false;
   uint64_t run_max_cycles_ = 0;

@@ -1,0 +1,88 @@
+"""What whole rows allow: the runs of issue 24's table (bench_scaling.py's --runs) on one
+thread with ``Wafer.record_row_work`` on, --repeat times, each row phase's least time over
+the repeats (a phase the machine slowed once is not a heavy row), and from those, per
+thread count (``wafersim.row_work``):
+
+* bound: the most the threads could gain over one if no row's phases were split (a cycle
+  takes at least its heaviest row and at least its work over the threads);
+* chunks: what the cycle loop's own schedule (chunks of rows cut at equal active routers,
+  four per thread, taken from each other's ends) would gain, each row taking the time it
+  took here, the loop's floor (``parallel_min_routers``) applied; no cache, memory,
+  page-fault or waking costs.
+
+Also printed: the seconds of the row phases and of the run (the rest is work between
+cycles, serial), and the share of the row work in cycles where one row holds more than
+1/16 of the cycle's work. A measured speed-up far below "chunks" is lost outside the
+schedule (memory, faults, waits); "bound" under an aim means the aim needs rows split.
+
+Run: python benchmarks/bench_row_bound.py [--runs p3-256,full] [--threads 2,4,8,16]
+     [--repeat 3] [--chunks-per-thread 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+
+import numpy as np
+
+import wafersim as ws
+from wafersim import row_work
+from bench_scaling import RUNS  # benchmarks/bench_scaling.py
+
+
+def record(run: str) -> tuple[row_work.RowWork, float, int]:
+    """One run on one thread: its row work, the run's seconds, the loop's floor."""
+    _, body, args = RUNS[run]
+    got = {}
+    plain_run = ws.Wafer.run
+
+    def recording_run(self, *a, **k):
+        self.record_row_work = True
+        t0 = time.perf_counter()
+        out = plain_run(self, *a, **k)
+        got.update(seconds=time.perf_counter() - t0, work=self.row_work(),
+                   floor=self.parallel_min_routers)
+        return out
+
+    ws.Wafer.run = recording_run
+    try:
+        exec(body.format(threads=1, **args), {"ws": ws, "np": np, "time": time,
+                                              "hashlib": hashlib})
+    finally:
+        ws.Wafer.run = plain_run
+    return got["work"], got["seconds"], got["floor"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", default="p3-256,p3-128,p3-64,pk-256,pk-64")
+    ap.add_argument("--threads", default="2,4,8,16")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--chunks-per-thread", type=int, default=4)
+    a = ap.parse_args()
+    threads = [int(t) for t in a.threads.split(",")]
+    for run in a.runs.split(","):
+        if run not in RUNS:
+            raise SystemExit(f"unknown run {run!r}; known: {', '.join(RUNS)}")
+        recorded = [record(run) for _ in range(a.repeat)]
+        work = row_work.fastest([w for w, _, _ in recorded])
+        seconds = min(s for _, s, _ in recorded)
+        floor = recorded[0][2]
+        _, time_rc, _ = work.per_cycle()
+        per_cycle = time_rc.sum(axis=1)
+        heavy = time_rc.max(axis=1) > per_cycle / 16
+        share = 100 * per_cycle[heavy].sum() / max(per_cycle.sum(), 1)
+        print(f"{run} ({RUNS[run][0]}): fastest run {seconds:.3f} s, row phases "
+              f"{work.seconds():.3f} s (least of each); {share:.0f} % of the row work in "
+              f"cycles where one row holds over 1/16")
+        for n in threads:
+            bound = row_work.whole_row_bound(work, n)
+            model = row_work.chunk_model(work, n, a.chunks_per_thread, min_routers=floor)
+            print(f"  {n:3d} threads: bound {bound:5.2f}x, chunks {model:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -139,6 +139,36 @@ uint64_t elapsed_ns(Simulator::Clock::time_point start) {
 }
 }  // namespace
 
+inline void Simulator::step_row_a(RowState& rs, int row, uint64_t t) {
+  rs.sent = false;
+  try {
+    rs.sent = fabric_.phase_a_row(row, rs.active.data(), t, rs.counters).links;
+  } catch (...) {
+    if (!rs.counters.error) rs.failed_in_a = true;
+    rs.counters.fail(std::current_exception());
+  }
+  if (rs.sent) {
+    rs.sent_before = rs.sent_at;
+    rs.sent_at = t;
+  }
+}
+
+// The routers of this row that are active or receive a wavelet this cycle, in column order;
+// those with work stay active.
+inline void Simulator::step_row_b(RowState& rs, int row, uint64_t t) {
+  rs.b_at = t;
+  try {
+    uint32_t count = 0;
+    rs.processed = fabric_.phase_b_row(row, rs.active.data(), rs.next_active.data(), t,
+                                       rs.counters, count);
+    rs.active.swap(rs.next_active);
+    rs.active_count = count;
+  } catch (...) {
+    if (!rs.counters.error) rs.failed_in_a = false;
+    rs.counters.fail(std::current_exception());
+  }
+}
+
 // With record_row_work_ each phase is timed in the thread that runs it and noted in its
 // row's own list (rows in different threads share no list).
 void Simulator::row_phase_a(int row, uint64_t t) {
@@ -178,36 +208,6 @@ std::vector<RowWork> Simulator::take_row_work() {
     return std::tie(a.cycle, a.row, a.phase) < std::tie(b.cycle, b.row, b.phase);
   });
   return all;
-}
-
-void Simulator::step_row_a(RowState& rs, int row, uint64_t t) {
-  rs.sent = false;
-  try {
-    rs.sent = fabric_.phase_a_row(row, rs.active.data(), t, rs.counters).links;
-  } catch (...) {
-    if (!rs.counters.error) rs.failed_in_a = true;
-    rs.counters.fail(std::current_exception());
-  }
-  if (rs.sent) {
-    rs.sent_before = rs.sent_at;
-    rs.sent_at = t;
-  }
-}
-
-// The routers of this row that are active or receive a wavelet this cycle, in column order;
-// those with work stay active.
-void Simulator::step_row_b(RowState& rs, int row, uint64_t t) {
-  rs.b_at = t;
-  try {
-    uint32_t count = 0;
-    rs.processed = fabric_.phase_b_row(row, rs.active.data(), rs.next_active.data(), t,
-                                       rs.counters, count);
-    rs.active.swap(rs.next_active);
-    rs.active_count = count;
-  } catch (...) {
-    if (!rs.counters.error) rs.failed_in_a = false;
-    rs.counters.fail(std::current_exception());
-  }
 }
 
 void Simulator::rethrow_first_error(const std::vector<int>& rows) {

@@ -157,8 +157,9 @@ class Simulator {
   void close_run();  // writes the fabric's state back; the run is over
   void row_phase_a(int row, uint64_t t);
   void row_phase_b(int row, uint64_t t);
-  void step_row_a(RowState& rs, int row, uint64_t t);
-  void step_row_b(RowState& rs, int row, uint64_t t);
+  // The phases themselves, inlined into row_phase_a/b (timed there or not).
+  [[gnu::always_inline]] inline void step_row_a(RowState& rs, int row, uint64_t t);
+  [[gnu::always_inline]] inline void step_row_b(RowState& rs, int row, uint64_t t);
   void collect_source_rows(int row, int* out, int& n) const;
   // This cycle's phase A and B on every row that needs them (see simulator.cpp).
   void run_rows_in_sweeps(uint64_t t, bool slow_links);

@@ -7,8 +7,8 @@ them as a :class:`RowWork`. From one run on one thread, :func:`whole_row_bound` 
 most that n threads could gain if each row's phases stay in one thread (a cycle takes at
 least its heaviest row, and at least its work over n), and :func:`chunk_model` what the
 cycle loop's own schedule would gain (``sim/row_chunks.cpp``: the active rows cut into
-chunks of equal active routers, four per thread, taken by the team as ``sim/row_team.cpp``
-hands them out) if each row took on n threads what it took on one: no cache, memory or
+chunks of equal active routers, ``Wafer.chunks_per_thread`` per thread, taken by the team
+as ``sim/row_team.cpp`` hands them out) if each row took on n threads what it took on one: no cache, memory or
 waking costs. docs/scale.md, "What whole rows allow", has what they said about the issue's
 runs.
 """

@@ -6,9 +6,10 @@ thread count (``wafersim.row_work``):
 * bound: the most the threads could gain over one if no row's phases were split (a cycle
   takes at least its heaviest row and at least its work over the threads);
 * chunks: what the cycle loop's own schedule (chunks of rows cut at equal active routers,
-  four per thread, taken from each other's ends) would gain, each row taking the time it
-  took here, the loop's floor (``parallel_min_routers``) applied; no cache, memory,
-  page-fault or waking costs.
+  --chunks-per-thread of them per thread (default 4, the loop's), taken from each other's
+  ends, a chunk's edge rows getting phase B once the neighbouring chunk is done) would
+  gain, each row phase taking the time it took here, the loop's floor
+  (``parallel_min_routers``) applied; no cache, memory, page-fault or waking costs.
 
 Also printed: the seconds of the row phases and of the run (the rest is work between
 cycles, serial), and the share of the row work in cycles where one row holds more than
@@ -16,7 +17,7 @@ cycles, serial), and the share of the row work in cycles where one row holds mor
 schedule (memory, faults, waits); "bound" under an aim means the aim needs rows split.
 
 Run: python benchmarks/bench_row_bound.py [--runs p3-256,full] [--threads 2,4,8,16]
-     [--repeat 3] [--chunks-per-thread 4]
+     [--repeat 3] [--chunks-per-thread 4,8]
 """
 
 from __future__ import annotations
@@ -61,9 +62,11 @@ def main() -> None:
     ap.add_argument("--runs", default="p3-256,p3-128,p3-64,pk-256,pk-64")
     ap.add_argument("--threads", default="2,4,8,16")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--chunks-per-thread", type=int, default=4)
+    ap.add_argument("--chunks-per-thread", default="4",
+                    help="comma separated: one chunk model per value")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
+    per_thread = [int(k) for k in a.chunks_per_thread.split(",")]
     for run in a.runs.split(","):
         if run not in RUNS:
             raise SystemExit(f"unknown run {run!r}; known: {', '.join(RUNS)}")
@@ -80,8 +83,10 @@ def main() -> None:
               f"cycles where one row holds over 1/16")
         for n in threads:
             bound = row_work.whole_row_bound(work, n)
-            model = row_work.chunk_model(work, n, a.chunks_per_thread, min_routers=floor)
-            print(f"  {n:3d} threads: bound {bound:5.2f}x, chunks {model:5.2f}x")
+            models = ", ".join(
+                f"{k} chunks per thread {row_work.chunk_model(work, n, k, min_routers=floor):5.2f}x"
+                for k in per_thread)
+            print(f"  {n:3d} threads: bound {bound:5.2f}x; {models}")
 
 
 if __name__ == "__main__":

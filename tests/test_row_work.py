@@ -121,6 +121,21 @@ def test_chunk_model_by_hand():
     assert chunk_model(EVEN, 2, min_routers=5) == pytest.approx(1.0)
 
 
+def test_chunk_model_gives_edge_rows_phase_b_after_both_chunks():
+    """Two chunks of two rows, one per thread, phases A and B of 10 on every row: each
+    chunk runs its rows' phases A and its outer row's phase B (30); rows 1 and 2, next to
+    the cut, get phase B from the thread that finishes last, after both: 50 for 80."""
+    entries = sorted([(0, r, 1, 10, p) for r in range(4) for p in (0, 1)],
+                     key=lambda e: (e[0], e[1], e[4]))
+    c, r, n, t, p = (np.array(x) for x in zip(*entries))
+    work = RowWork(cycle=c, row=r, phase=p.astype(np.uint8), routers=n, ns=t, rows=4)
+    assert chunk_model(work, 2, chunks_per_thread=1) == pytest.approx(80 / 50)
+    # One-row chunks: every row is an edge row, and each thread's last chunk completes
+    # two of them (40 each): 80 in 40.
+    assert chunk_model(work, 2) == pytest.approx(2.0)
+    assert whole_row_bound(work, 2) == pytest.approx(2.0)
+
+
 def test_analysis_refuses_bad_thread_counts():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ws.ConfigError, match="threads"):

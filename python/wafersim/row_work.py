@@ -8,9 +8,10 @@ most that n threads could gain if each row's phases stay in one thread (a cycle 
 least its heaviest row, and at least its work over n), and :func:`chunk_model` what the
 cycle loop's own schedule would gain (``sim/row_chunks.cpp``: the active rows cut into
 chunks of equal active routers, ``Wafer.chunks_per_thread`` per thread, taken by the team
-as ``sim/row_team.cpp`` hands them out) if each row took on n threads what it took on one: no cache, memory or
-waking costs. docs/scale.md, "What whole rows allow", has what they said about the issue's
-runs.
+as ``sim/row_team.cpp`` hands them out, a chunk's edge rows getting phase B once the
+neighbouring chunk is done) if each row phase took on n threads what it took on one: no
+cache, memory, page-fault or waking costs. docs/scale.md, "What whole rows allow", has
+what they said about the issue's runs.
 """
 from __future__ import annotations
 
@@ -48,13 +49,21 @@ class RowWork:
         """(cycles, time, routers): the cycles that had a row phase, ascending, and for
         each a (cycles x rows) array of nanoseconds in the row's phases A and B together,
         and one of the row's active routers in its phase A (0 without phase A)."""
+        cycles, a_time, b_time, routers = self._phases()
+        return cycles, a_time + b_time, routers
+
+    def _phases(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """per_cycle with the nanoseconds of phase A and of phase B apart."""
         cycles, at = np.unique(self.cycle, return_inverse=True)
-        time = np.zeros((cycles.size, self.rows))
-        np.add.at(time, (at, self.row), self.ns.astype(np.float64))
-        routers = np.zeros((cycles.size, self.rows), dtype=np.int64)
         a = self.phase == 0
+        times = []
+        for which in (a, ~a):
+            time = np.zeros((cycles.size, self.rows))
+            np.add.at(time, (at[which], self.row[which]), self.ns[which].astype(np.float64))
+            times.append(time)
+        routers = np.zeros((cycles.size, self.rows), dtype=np.int64)
         routers[at[a], self.row[a]] = self.routers[a]
-        return cycles, time, routers
+        return cycles, times[0], times[1], routers
 
 
 def fastest(works: list[RowWork]) -> RowWork:
@@ -114,20 +123,51 @@ def _chunk_bounds(routers: np.ndarray, c: int, rows: int) -> list[tuple[int, int
     return list(zip(lo, hi))
 
 
-def _team_makespan(costs: list[float], threads: int) -> float:
-    """When the last of `costs` (in order) ends, handed out as RowTeam::run does: static
-    blocks, each thread from its block's front, then from the back of the next threads'."""
-    c = len(costs)
-    q, r = divmod(c, threads)
-    blocks, first = [], 0
+def _cycle_span(chunks: list[tuple[int, int]], a_time: np.ndarray, b_time: np.ndarray,
+                threads: int) -> float:
+    """When a chunked cycle ends (Simulator::run_rows_in_chunks, run_chunk): each chunk
+    runs its rows' phases A and its inner rows' phases B; a chunk's first and last rows
+    (next to another chunk) get phase B from the thread that finishes the last chunk
+    holding one of rows q-1..q+1, right then. Chunks are handed out as RowTeam::run hands
+    out items: static blocks, each thread from its block's front, then from the back of
+    the next threads' blocks."""
+    c = len(chunks)
+    wait = {}  # edge row -> chunks still to finish
+    own, edges = [], []
+    for i, (lo, hi) in enumerate(chunks):
+        first, last = i > 0, i + 1 < c
+        inner = [q for q in range(lo, hi)
+                 if not ((q == lo and first) or (q == hi - 1 and last))]
+        own.append(a_time[lo:hi].sum() + b_time[inner].sum())
+        mine = []
+        if first:
+            mine += [lo, lo - 1]
+        if last:
+            if not (first and hi - 1 == lo):
+                mine.append(hi - 1)
+            mine.append(hi)
+        edges.append(mine)
+        for q in mine:
+            wait[q] = wait.get(q, 0) + 1
+    q_, r = divmod(c, threads)
+    blocks, start = [], 0
     for k in range(threads):
-        end = first + q + (1 if k < r else 0)
-        blocks.append([first, end])
-        first = end
-    ready = [(0.0, k) for k in range(threads)]
+        end = start + q_ + (1 if k < r else 0)
+        blocks.append([start, end])
+        start = end
+    ready = [(0.0, k, -1) for k in range(threads)]  # (time, thread, chunk it just ran)
     finish = 0.0
     while ready:
-        now, k = heapq.heappop(ready)
+        now, k, done = heapq.heappop(ready)
+        if done >= 0:  # the edge rows this chunk was the last to wait for
+            extra = 0.0
+            for q in edges[done]:
+                wait[q] -= 1
+                if wait[q] == 0:
+                    extra += b_time[q]
+            if extra > 0:
+                heapq.heappush(ready, (now + extra, k, -1))
+                continue
         item = None
         if blocks[k][0] < blocks[k][1]:
             item = blocks[k][0]
@@ -142,33 +182,33 @@ def _team_makespan(costs: list[float], threads: int) -> float:
         if item is None:
             finish = max(finish, now)
             continue
-        heapq.heappush(ready, (now + costs[item], k))
+        heapq.heappush(ready, (now + own[item], k, item))
     return finish
 
 
 def chunk_model(work: RowWork, threads: int, chunks_per_thread: int = _CHUNKS_PER_THREAD,
                 min_routers: int = 0) -> float:
     """What the cycle loop's chunks of rows would gain on `threads` threads over one, each
-    row taking what it took when recorded (record on one thread). A chunk's edge rows are
-    counted in their chunk. Cycles with fewer than `min_routers` active routers, or one
-    active row, run in one thread (the loop's floor: ``Wafer.parallel_min_routers``)."""
+    row phase taking what it took when recorded (record on one thread). A chunk's edge
+    rows get phase B when their neighbouring chunks are done, from the thread that
+    finishes the last of them (_cycle_span). Cycles with fewer than `min_routers` active
+    routers, or one active row, run in one thread (the loop's floor:
+    ``Wafer.parallel_min_routers``)."""
     n = _threads(threads)
     if chunks_per_thread < 1:
         raise ConfigError(f"chunks_per_thread must be at least 1, got {chunks_per_thread!r}")
     if min_routers < 0:
         raise ConfigError(f"min_routers must be at least 0, got {min_routers!r}")
-    _, time, routers = work.per_cycle()
-    total = time.sum()
+    _, a_time, b_time, routers = work._phases()
+    total = a_time.sum() + b_time.sum()
     if total == 0:
         return float(n)
     span = 0.0
-    for t in range(time.shape[0]):
+    for t in range(a_time.shape[0]):
         active = int(np.count_nonzero(routers[t]))
         c = min(active, chunks_per_thread * n)
         if c <= 1 or routers[t].sum() < min_routers:
-            span += time[t].sum()
+            span += a_time[t].sum() + b_time[t].sum()
             continue
-        csum = np.concatenate(([0.0], np.cumsum(time[t])))
-        costs = [csum[hi] - csum[lo] for lo, hi in _chunk_bounds(routers[t], c, work.rows)]
-        span += _team_makespan(costs, n)
+        span += _cycle_span(_chunk_bounds(routers[t], c, work.rows), a_time[t], b_time[t], n)
     return float(total / span)

@@ -15,6 +15,9 @@
 // counter per edge row). So a cycle is one job and one wait, whatever the thread count,
 // and what any row computes is what the interleaved order in one thread computes.
 //
+// python/wafersim/row_work.py (chunk_model) replays this schedule on recorded row times:
+// a change to the cut, the hand-out or the edge rows here belongs there too.
+//
 // Errors: every phase runs even after one failed, and the error raised is the one the
 // interleaved order in one thread meets first (it stops there): A(r) comes at step 2r,
 // B(q) at step 2q + 3, right after A(q + 1). A phase computes the same whatever ran after

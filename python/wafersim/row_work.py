@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._args import int_arg
 from .errors import ConfigError
 
 _CHUNKS_PER_THREAD = 4  # Wafer.chunks_per_thread's default
@@ -86,9 +87,7 @@ def fastest(works: list[RowWork]) -> RowWork:
 
 
 def _threads(threads: int) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ConfigError(f"threads must be a whole number of at least 1, got {threads!r}")
-    return int(threads)
+    return int_arg("threads", threads, 1)
 
 
 def whole_row_bound(work: RowWork, threads: int) -> float:
@@ -195,10 +194,8 @@ def chunk_model(work: RowWork, threads: int, chunks_per_thread: int = _CHUNKS_PE
     routers, or one active row, run in one thread (the loop's floor:
     ``Wafer.parallel_min_routers``)."""
     n = _threads(threads)
-    if chunks_per_thread < 1:
-        raise ConfigError(f"chunks_per_thread must be at least 1, got {chunks_per_thread!r}")
-    if min_routers < 0:
-        raise ConfigError(f"min_routers must be at least 0, got {min_routers!r}")
+    chunks_per_thread = int_arg("chunks_per_thread", chunks_per_thread, 1)
+    min_routers = int_arg("min_routers", min_routers, 0)
     _, a_time, b_time, routers = work._phases()
     total = a_time.sum() + b_time.sum()
     if total == 0:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._extension import core
 from . import domains, presets, row_work
-from ._args import items_arg, show
+from ._args import bool_arg, items_arg, show
 from .blas_threads import quiet_blas
 from .defaults import DEFAULTS
 from .ce_access import check_trace_path, ids_of, write_chrome_trace
@@ -353,9 +353,7 @@ class Wafer(PeHost, RouteHost):
 
     @endpoint_sleep.setter
     def endpoint_sleep(self, on: bool) -> None:
-        if not isinstance(on, (bool, np.bool_)):
-            raise ConfigError(f"endpoint_sleep must be True or False, got {on!r}")
-        self._core.endpoint_sleep = bool(on)
+        self._core.endpoint_sleep = bool_arg("endpoint_sleep", on)
 
     @property
     def record_row_work(self) -> bool:
@@ -366,9 +364,7 @@ class Wafer(PeHost, RouteHost):
 
     @record_row_work.setter
     def record_row_work(self, on: bool) -> None:
-        if not isinstance(on, (bool, np.bool_)):
-            raise ConfigError(f"record_row_work must be True or False, got {on!r}")
-        self._core.record_row_work = bool(on)
+        self._core.record_row_work = bool_arg("record_row_work", on)
 
     def row_work(self) -> "row_work.RowWork":
         """The row phases recorded since the last call (:attr:`record_row_work`), as a

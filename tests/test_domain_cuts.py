@@ -77,6 +77,71 @@ def test_switch_holds_cross_the_cuts_across_a_paused_run():
         _same_arrivals(a, ref_a)
 
 
+def _held_column():
+    """Column 1 carries color C north from (0, 1); router (3, 1) switches C from its route
+    (position 0: from S) to position 1 (from RAMP only) when the control wavelet sent after
+    three values passes it (its commands: hop 3 advances). The three values after it wait
+    below (3, 1), held by the switch, and its PE never sends: a deadlock whose report
+    quotes the switch's position. Returns the message, the report and the switch as read
+    on this domain."""
+    w = ws.Wafer(6, 3, watchdog=100)
+    w.route(C, path=[(r, 1) for r in range(6)])
+    w.router(3, 1).set_switch(C, [{"rx": ["RAMP"]}])
+    w.inject((0, 1), C, data=np.arange(3))
+    w.send_control((0, 1), C, ["nop", "nop", "nop", "advance"])
+    w.inject((0, 1), C, data=np.arange(3) + 10)
+    with pytest.raises(ws.DeadlockError) as e:
+        w.run()
+    return e.value.args[0], e.value.report, w.router(3, 1).switch(C)
+
+
+@pytest.mark.parametrize("n,blocks", [(2, 1), (3, 1), (6, 1), (2, 3), (3, 2)])
+def test_a_switch_reads_alike_on_every_domain_after_a_run_and_in_a_deadlock_report(n, blocks):
+    """Every domain writes the switches of the others' rows as they stand after a run
+    (Domain.share_switches): the report line of router (2, 1), held by the switch of
+    (3, 1) in another domain's rows (rows 2 and 3 lie in two domains in every split but 3
+    domains of one block), quotes the position the switch
+    moved to, and no domain finds a wait cycle through the position it was configured in.
+    Its state reads as one process's on every domain, not only on the one holding it."""
+    message, report, switch = _held_column()
+    # by hand: the switch moved once, and holds what comes from S
+    assert switch["position"] == switch["arrival_position"] == 1 and switch["held"] == ["S"]
+    assert ("N -> router (3, 1), which holds it: its switch on color 6 is in position 1, "
+            "whose sources are {RAMP}") in report
+    assert "wait cycle" not in report  # the PE at (3, 1) could still send: no cycle
+    for got, err in _split(n, _held_column, blocks):
+        assert err is None
+        assert got == (message, report, switch)
+
+
+def test_switch_states_from_another_configuration_are_refused():
+    """A domain's copy takes only the switches it configured itself: words that name
+    another switch, color or position, or a cut-short list, raise WaferError and never
+    write elsewhere."""
+    w = ws.Wafer(6, 3)
+    w.route(C, path=[(r, 1) for r in range(6)])
+    w.router(3, 1).set_switch(C, [{"rx": ["RAMP"]}])
+    core = w._core
+    good = core.export_switch_states()  # no domain: every row is this wafer's
+    assert good.size == 8 and good[1] == 3 * 3 + 1  # router id of (3, 1)
+    core.import_switch_states(good)  # its own state: nothing changes
+    assert w.router(3, 1).switch(C)["position"] == 0
+    moved = good.copy()
+    moved[2] |= 1 << 16  # position 1 for forwarding
+    core.import_switch_states(moved)
+    assert w.router(3, 1).switch(C)["position"] == 1
+    assert w.router(3, 1).switch(C)["arrival_position"] == 0
+    for bad in (good[:7], np.concatenate([good, good[:1]])):
+        with pytest.raises(ws.WaferError, match="words of switch state"):
+            core.import_switch_states(bad)
+    for k, value in ((0, 1), (1, 0), (2, C + 1), (2, C | (2 << 8))):
+        bad = good.copy()
+        bad[k] = value
+        with pytest.raises(ws.WaferError, match="runtime switches differ"):
+            core.import_switch_states(bad)
+    assert w.router(3, 1).switch(C)["position"] == 1  # (refused before writing)
+
+
 @pytest.mark.parametrize("n,blocks,threads", [(2, 1, 1), (3, 1, 1), (2, 2, 1), (2, 1, 2)])
 def test_switched_stencil_on_compute_elements_is_bit_identical_in_domains(n, blocks, threads):
     """Conformance program 10 (examples/kernels/stencil_bus.py): N and S buses of switches

@@ -58,10 +58,10 @@ def test_a_bad_run_argument_on_one_rank_only_ends_every_rank(n, bad):
     assert ("max_cycles must be in 0.." if bad == "argument" else "does not exist") in r.stderr
 
 
-def _deadlocks(n, folder):
+def _deadlocks(n, folder, *args):
     """[{message, report}] of each rank of deadlock_report.py run by n processes."""
     folder.mkdir()
-    r = _run(n, "deadlock_report.py", str(folder))
+    r = _run(n, "deadlock_report.py", str(folder), *args)
     assert r.returncode == 0, r.stderr
     return [json.loads((folder / f"rank{k}.json").read_text()) for k in range(n)]
 
@@ -80,6 +80,18 @@ def test_a_deadlock_gives_every_rank_one_process_report(n, tmp_path):
     # hand-checked: the wait cycle runs through both PEs and the router queues between them
     assert "wait cycle" in one and "PE (0, 0) task 40" in one and "PE (2, 0) task 40" in one
     assert [d["report"] for d in _deadlocks(n, tmp_path / "many")] == [one] * n
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_a_switch_moved_on_another_rank_reads_alike_on_every_rank(n, tmp_path):
+    """Router (2, 1) waits on the switch of (3, 1), which lies on another rank (2 ranks:
+    rows 0-2 and 3-5; 3 ranks: 0-1, 2-3, 4-5) and moved during the run: every rank's
+    report quotes the position it moved to, and the switch reads as in one process on
+    every rank (Domain.share_switches)."""
+    one = _deadlocks(1, tmp_path / "one", "switch")[0]
+    assert "its switch on color 6 is in position 1, whose sources are {RAMP}" in one["report"]
+    assert one["switch"]["position"] == 1
+    assert _deadlocks(n, tmp_path / "many", "switch") == [one] * n
 
 
 def test_more_ranks_than_rows_is_a_clear_error_on_every_rank():

@@ -302,6 +302,8 @@ class Domain:
             if self.index == failed:
                 raise err
             raise _rebuild(theirs)
+        if err is None or isinstance(err, DeadlockError):
+            self.share_switches()
         if isinstance(err, DeadlockError):  # raised in the same cycle everywhere
             err.report = self.deadlock_report()
         if err is not None:
@@ -324,6 +326,15 @@ class Domain:
             total[:len(h)] += h
         out["hop_hist"] = total
         return out
+
+    def share_switches(self) -> None:
+        """Writes the state of every runtime switch (its positions and counts), as the
+        domain holding its row left it, into every domain's copy (collective; once per
+        run): a switch then reads the same on every process, and the deadlock report of
+        rows next to another domain's switch sees where that switch stands."""
+        for k, words in enumerate(self.link.allgather_obj(self._core.export_switch_states())):
+            if k != self.index:
+                self._core.import_switch_states(words)
 
     def deadlock_report(self) -> str:
         """The whole wafer's deadlock report, the text one process gives, on every process

@@ -87,6 +87,19 @@ void bind_domain(py::module_& m) {
             return sim::merge_deadlock_report(w.fabric(), cycle, parts);
           },
           py::arg("every_part"), py::arg("cycle"))
+      // The state of the runtime switches on this domain's rows, and the others' written
+      // into this domain's copy (Fabric::export_switch_states).
+      .def("export_switch_states",
+           [](Wafer& w) {
+             return to_numpy(w.fabric().export_switch_states(
+                 sim::rows_of(w.fabric(), w.simulator().domain_blocks())));
+           })
+      .def(
+          "import_switch_states",
+          [](Wafer& w, const CArray<uint64_t>& words) {
+            w.fabric().import_switch_states(view(words));
+          },
+          py::arg("words"))
       .def_property_readonly("routes_version",
                              [](const Wafer& w) { return w.fabric().routes_version(); });
 

@@ -115,6 +115,52 @@ const RouteSwitch* Fabric::route_switch(uint32_t id, int color) const {
   return s.switch_id == kNoSwitch ? nullptr : &switches_[s.switch_id];
 }
 
+// Per switch: its entry in switches_, its router, its color and two positions, then the
+// counts of what it forwarded in each position.
+std::vector<uint64_t> Fabric::export_switch_states(const std::vector<uint8_t>& owned) const {
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < switches_.size(); ++i) {
+    const RouteSwitch& sw = switches_[i];
+    if (sw.router == kNoSwitch) continue;
+    const size_t row = sw.router / static_cast<uint32_t>(cols());
+    if (!owned.empty() && !owned[row]) continue;
+    out.push_back(i);
+    out.push_back(sw.router);
+    out.push_back(uint64_t{sw.color} | (uint64_t{sw.pos_in} << 8) | (uint64_t{sw.pos_out} << 16));
+    out.insert(out.end(), sw.forwarded.begin(), sw.forwarded.end());
+  }
+  return out;
+}
+
+void Fabric::import_switch_states(std::span<const uint64_t> words) {
+  auto differ = [](const std::string& what) {
+    throw WaferError("the domains' runtime switches differ (" + what +
+                     "): every process must configure the same switches");
+  };
+  if (words.size() % kSwitchStateWords != 0) {
+    differ(std::to_string(words.size()) + " words of switch state");
+  }
+  for (size_t at = 0; at < words.size(); at += kSwitchStateWords) {
+    const uint64_t i = words[at], id = words[at + 1], packed = words[at + 2];
+    const unsigned color = packed & 0xFF, pos_in = (packed >> 8) & 0xFF,
+                   pos_out = (packed >> 16) & 0xFF;
+    if (i >= switches_.size() || switches_[i].router != id || switches_[i].color != color ||
+        pos_in > switches_[i].last || pos_out > switches_[i].last || (packed >> 24) != 0) {
+      differ("switch " + std::to_string(i) + " of color " + std::to_string(color) +
+             " at router id " + std::to_string(id));
+    }
+    RouteSwitch& sw = switches_[i];
+    sw.pos_in = static_cast<uint8_t>(pos_in);
+    sw.pos_out = static_cast<uint8_t>(pos_out);
+    std::copy_n(words.begin() + static_cast<std::ptrdiff_t>(at + 3), sw.forwarded.size(),
+                sw.forwarded.begin());
+    QueueSlot& s = slot(static_cast<uint32_t>(id), color);
+    s.dest = sw.dest[sw.pos_out];
+    s.src = sw.src[sw.pos_in];
+    s.hold = sw.held(sw.pos_in);
+  }
+}
+
 std::pair<DirMask, DirMask> Fabric::route_union(uint32_t id, int color) const {
   if (const RouteSwitch* sw = route_switch(id, color)) return {sw->dest_union(), sw->src_union()};
   return route(id, color);

@@ -16,8 +16,15 @@ cycles, serial), and the share of the row work in cycles where one row holds mor
 1/16 of the cycle's work. A measured speed-up far below "chunks" is lost outside the
 schedule (memory, faults, waits); "bound" under an aim means the aim needs rows split.
 
+``--processes 2,3`` adds, per process count N, what splitting the wafer over N MPI processes
+(blocks of rows dealt round-robin, ``wafersim.domains.deal_rows``) could gain from the
+balance of the rows' work alone (``row_work.domain_model``): at the default blocks per
+process (``domains.auto_blocks``) and at the best count of blocks, each cycle taking the
+largest process's share. A measured speed-up lies below it by the exchange and border-row
+costs and what the processes cost each other on the machine.
+
 Run: python benchmarks/bench_row_bound.py [--runs p3-256,full] [--threads 2,4,8,16]
-     [--repeat 3] [--chunks-per-thread 4,8]
+     [--repeat 3] [--chunks-per-thread 4,8] [--processes 2,3,4]
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import time
 import numpy as np
 
 import wafersim as ws
-from wafersim import row_work
+from wafersim import domains, row_work
 from bench_scaling import RUNS  # benchmarks/bench_scaling.py
 
 
@@ -64,9 +71,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--chunks-per-thread", default="4",
                     help="comma separated: one chunk model per value")
+    ap.add_argument("--processes", default="",
+                    help="comma separated: MPI process counts for the domain model")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     per_thread = [int(k) for k in a.chunks_per_thread.split(",")]
+    processes = [int(n) for n in a.processes.split(",") if n]
     for run in a.runs.split(","):
         if run not in RUNS:
             raise SystemExit(f"unknown run {run!r}; known: {', '.join(RUNS)}")
@@ -87,6 +97,13 @@ def main() -> None:
                 f"{k} chunks per thread {row_work.chunk_model(work, n, k, min_routers=floor):5.2f}x"
                 for k in per_thread)
             print(f"  {n:3d} threads: bound {bound:5.2f}x; {models}")
+        for n in processes:
+            auto = domains.auto_blocks(work.rows, n)
+            gains = {k: row_work.domain_model(work, n, k) for k in range(1, work.rows // n + 1)}
+            best = max(gains, key=gains.get)
+            print(f"  {n:3d} processes: {auto} blocks each (default, {work.rows / (n * auto):.1f} "
+                  f"rows) {gains[auto]:5.2f}x; best {best} blocks ({work.rows / (n * best):.1f} "
+                  f"rows) {gains[best]:5.2f}x; one block {gains[1]:5.2f}x")
 
 
 if __name__ == "__main__":

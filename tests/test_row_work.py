@@ -136,6 +136,25 @@ def test_chunk_model_gives_edge_rows_phase_b_after_both_chunks():
     assert whole_row_bound(work, 2) == pytest.approx(2.0)
 
 
+def test_domain_model_by_hand():
+    # Two processes, one block each: rows {0, 1} and {2, 3}.
+    assert row_work.domain_model(EVEN, 2, 1) == pytest.approx(2.0)
+    assert row_work.domain_model(HEAVY, 2, 1) == pytest.approx(60 / 40)
+    assert row_work.domain_model(EVEN, 1, 1) == pytest.approx(1.0)
+    # A wave two rows deep: rows 0-1 work in cycle 0, rows 2-3 in cycle 1. One block per
+    # process puts each cycle's work on one process (40 in 40); two blocks of one row each
+    # (rows 0, 2 and 1, 3) share every cycle (40 in 20).
+    wave = made(4, [(0, 0, 1, 10), (0, 1, 1, 10), (1, 2, 1, 10), (1, 3, 1, 10)])
+    assert row_work.domain_model(wave, 2, 1) == pytest.approx(1.0)
+    assert row_work.domain_model(wave, 2, 2) == pytest.approx(2.0)
+    # More blocks than the rows allow are lowered, as deal_rows lowers them.
+    assert row_work.domain_model(wave, 2, 9) == pytest.approx(2.0)
+    with pytest.raises(ws.ConfigError, match="processes"):
+        row_work.domain_model(EVEN, 0, 1)
+    with pytest.raises(ws.ConfigError, match="blocks"):
+        row_work.domain_model(EVEN, 2, 0)
+
+
 def test_analysis_refuses_bad_thread_counts():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ws.ConfigError, match="threads"):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._args import int_arg
+from .domains import deal_rows
 from .errors import ConfigError
 
 _CHUNKS_PER_THREAD = 4  # Wafer.chunks_per_thread's default
@@ -209,3 +210,24 @@ def chunk_model(work: RowWork, threads: int, chunks_per_thread: int = _CHUNKS_PE
             continue
         span += _cycle_span(_chunk_bounds(routers[t], c, work.rows), a_time[t], b_time[t], n)
     return float(total / span)
+
+
+def domain_model(work: RowWork, processes: int, blocks: int) -> float:
+    """What splitting the wafer over `processes` MPI processes could gain over one from the
+    balance of the rows' work alone: each process holds the blocks of rows that
+    ``wafersim.domains.deal_rows(rows, processes, blocks)`` deals it, and since the
+    processes meet every cycle (docs/scale.md, "The per-cycle exchange") a cycle takes the
+    largest process's share of it. No exchange, border-row, memory or machine costs: a
+    measured speed-up can only be lower."""
+    n = int_arg("processes", processes, 1)
+    parts = deal_rows(work.rows, n, int_arg("blocks", blocks, 1))
+    _, time, _ = work.per_cycle()
+    total = time.sum()
+    if total == 0:
+        return float(n)
+    cumulative = np.concatenate([np.zeros((time.shape[0], 1)), time.cumsum(axis=1)], axis=1)
+    share = np.zeros((time.shape[0], n))
+    for k, part in enumerate(parts):
+        for lo, hi in part:
+            share[:, k] += cumulative[:, hi] - cumulative[:, lo]
+    return float(total / share.max(axis=1).sum())

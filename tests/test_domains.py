@@ -269,6 +269,34 @@ def test_the_first_failing_pe_is_raised_on_every_domain_as_in_one_process():
         assert err.args[0] == ref.value.args[0] and str(err).startswith("PE(6,5) pc")
 
 
+@pytest.mark.parametrize("busy", [(4,), (1, 4), (3, 4)])
+def test_a_load_over_a_busy_pe_raises_one_process_error_on_every_domain(busy):
+    """reset_ces checks every PE before changing one: one process raises the ConfigError
+    of the first busy PE (router order) and keeps every program. Split over 2 domains
+    (rows 0-2 and 3-5, or rows dealt in blocks of one: 0, 2, 4 and 1, 3, 5), every domain
+    raises that error, also when the first busy PE lies on the other domain and a later
+    one on its own, and no domain loads anything."""
+    from test_wafer_pe import COPY
+
+    def script():
+        w = ws.Wafer(6, 2)
+        first = w.load(COPY, rect=(0, 0, 6, 1))
+        for r in busy:
+            w.launch("main", rect=(r, 0, 1, 1))  # an active task: not idle
+        try:
+            w.load(COPY, rect=(0, 0, 6, 1))  # assembled again: another Program
+            return None
+        except ws.ConfigError as e:
+            return str(e), all(w.pe(r, 0).program is first for r in range(6))
+
+    message, kept = script()
+    assert message.startswith(f"PE ({busy[0]}, 0) is still busy") and kept
+    for blocks in (1, 3):
+        for got, err in _split(2, script, blocks):
+            assert err is None
+            assert got == (message, True)
+
+
 def test_each_domain_holds_only_its_rows_pes_and_host_copies_reach_every_domain():
     """A split wafer keeps a PE's compute element and memory on the process of its row
     only; memcpy_h2d / stream_h2d / capture write there, and memcpy_d2h / stream_d2h give

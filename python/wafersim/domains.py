@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from ._extension import core
-from .errors import ConfigError, DeadlockError
+from .errors import ConfigError, DeadlockError, WaferError
 from .pe_stats_table import PackedPeStats
 
 _NEVER = 2**64 - 1  # fabric::kNever: no error
@@ -327,6 +327,28 @@ class Domain:
         out["hop_hist"] = total
         return out
 
+    def raise_first(self, key: int, fails) -> None:
+        """Collective: where some process gives ``fails`` (a call that raises its error; None
+        elsewhere), raises on every process the error of the one with the smallest
+        ``key`` (one process's order: e.g. the first router id), the same class and
+        message; returns on every process when none does."""
+        mine = None
+        if fails is not None:
+            try:
+                fails()
+            except Exception as e:  # noqa: BLE001 (raised below, on every process)
+                mine = e
+            else:
+                raise WaferError(f"internal: the call for key {key} did not fail")
+        every = self.link.allgather_obj(None if mine is None else (key, _portable(mine)))
+        failed = [(got[0], k) for k, got in enumerate(every) if got is not None]
+        if not failed:
+            return
+        _, k = min(failed)
+        if k == self.index:
+            raise mine
+        raise _rebuild(every[k][1])
+
     def share_switches(self) -> None:
         """Writes the state of every runtime switch (its positions and counts), as the
         domain holding its row left it, into every domain's copy (collective; once per
@@ -383,7 +405,6 @@ def _rebuild(state):
     try:
         e = cls(message)
     except Exception:  # noqa: BLE001 (a class with another signature)
-        from .errors import WaferError  # noqa: PLC0415
         e = WaferError(message)
     if report is not None:
         try:

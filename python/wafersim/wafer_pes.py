@@ -250,6 +250,10 @@ class PeHost:
             raise ConfigError(f"load() takes a Program or assembly text, got {type(program).__name__}")
         every = rect.ids(self.cols)
         ids = self._held(every)  # a split wafer: this process's rows only
+        if self._domain is not None:  # every process raises the first PE's error, or none
+            first = int(self._core.first_unresettable_ce(ids))
+            self._domain.raise_first(first, None if first < 0 else
+                                     lambda: self._core.check_reset_ces(np.array([first], np.uint32)))
         self._core.reset_ces(ids)
         self._programs.clear(every)  # the old programs are gone even if loading fails below
         load_program(_Group(self._core, ids), program, self._core.ce_config.data_bytes)

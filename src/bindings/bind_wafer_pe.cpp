@@ -52,6 +52,14 @@ void bind_wafer_pe(py::module_& root) {
          [](Wafer& w, const pe::CeConfig& c) { w.set_ce_config(c); })
       .def("reset_ces", [](Wafer& w, const CArray<uint32_t>& ids) { w.reset_ces(view(ids)); },
            py::arg("ids").noconvert())
+      .def("check_reset_ces",
+           [](Wafer& w, const CArray<uint32_t>& ids) { w.check_reset_ces(view(ids)); },
+           py::arg("ids").noconvert())
+      .def("first_unresettable_ce",
+           [](Wafer& w, const CArray<uint32_t>& ids) {
+             return w.first_unresettable_ce(view(ids));
+           },
+           py::arg("ids").noconvert())
       .def("ce", [](Wafer& w, int64_t id) -> pe::ComputeElement& { return ce_at(w, id); },
            py::return_value_policy::reference_internal, py::arg("id"))
       .def("has_ce", [](Wafer& w, int64_t id) {

@@ -32,6 +32,13 @@ w.inject((0, 0), 3, data=np.arange(40))
 s = w.run()
 a = w.collect()
 out["traffic"] = [s.cycles, s.moves, s.latency.total, digest(a.row, a.col, a.data, a.arrived)]
+# a load over a busy PE: every rank raises the first busy PE's error (router order)
+w = r["wafer"]
+w.launch("main", rect=(3, 1, 2, 1))  # PEs (3, 1) and (4, 1): active, so busy
+try:
+    w.load(w.pe(0, 1).program, rect=(0, 1, 5, 1))
+except ws.ConfigError as e:
+    out["busy"] = [str(e), [w.pe(k, 1).program is w.pe(0, 1).program for k in range(5)]]
 if sys.argv[1:] == ["deadlock"]:
     w = ws.Wafer(4, 2, watchdog=30)
     w.route(1, path=[(0, 0), (1, 0), (2, 0), (3, 0)])

@@ -96,6 +96,11 @@ class Wafer {
   // idle one, or an unused host port). ConfigError, before any change, in packet mode,
   // when a PE is busy, or when a host port on one of those ramps holds wavelets.
   void reset_ces(std::span<const uint32_t> ids);
+  // What reset_ces checks first, without the change: the ConfigError of the first of
+  // `ids` that cannot take a new program; and that id (-1: none), for the processes of a
+  // split wafer to agree on one process's error (docs/scale.md).
+  void check_reset_ces(std::span<const uint32_t> ids);
+  int64_t first_unresettable_ce(std::span<const uint32_t> ids);
   pe::ComputeElement* ce(uint32_t id);  // nullptr: no program was loaded there
   const pe::ComputeElement* ce(uint32_t id) const;
   std::vector<uint32_t> ce_ids() const;  // ascending

@@ -67,9 +67,25 @@ void Wafer::check_reset_ce(uint32_t id) const {
 }
 
 void Wafer::reset_ces(std::span<const uint32_t> ids) {
+  check_reset_ces(ids);
+  for (uint32_t id : ids) reset_ce(id);
+}
+
+void Wafer::check_reset_ces(std::span<const uint32_t> ids) {
   sim_.wake_sleepers();
   for (uint32_t id : ids) check_reset_ce(id);
-  for (uint32_t id : ids) reset_ce(id);
+}
+
+int64_t Wafer::first_unresettable_ce(std::span<const uint32_t> ids) {
+  sim_.wake_sleepers();
+  for (uint32_t id : ids) {
+    try {
+      check_reset_ce(id);
+    } catch (const ConfigError&) {
+      return id;
+    }
+  }
+  return -1;
 }
 
 void Wafer::reset_ce(uint32_t id) {

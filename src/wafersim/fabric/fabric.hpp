@@ -224,10 +224,11 @@ class Fabric {
   void export_row_holds(int row, uint64_t* out) const;  // row_switch_slots(row) words
   void import_row_holds(int row, const uint64_t* in);
   // The state a run changes of the runtime switches on the rows that `owned` marks (one
-  // byte per row; empty: every row): their positions and counts, kSwitchStateWords words per switch. The
-  // other domains of a split wafer write it into their copy (import_switch_states), so
-  // that every domain reads a switch as the one that holds it does (docs/scale.md). The
-  // domains configured the same switches; WaferError when the words say otherwise.
+  // byte per row; empty: every row): their positions and counts, kSwitchStateWords words
+  // per switch. The other domains of a split wafer write it into their copy
+  // (import_switch_states), so that every domain reads a switch as the one that holds it
+  // does (docs/scale.md). The domains configured the same switches; WaferError when the
+  // words say otherwise.
   static constexpr size_t kSwitchStateWords = 3 + kMaxSwitchPositions + 1;
   std::vector<uint64_t> export_switch_states(const std::vector<uint8_t>& owned) const;
   void import_switch_states(std::span<const uint64_t> words);

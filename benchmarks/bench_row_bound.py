@@ -101,7 +101,8 @@ def main() -> None:
             auto = domains.auto_blocks(work.rows, n)
             gains = {k: row_work.domain_model(work, n, k) for k in range(1, work.rows // n + 1)}
             best = max(gains, key=gains.get)
-            print(f"  {n:3d} processes: {auto} blocks each (default, {work.rows / (n * auto):.1f} "
+            print(f"  {n:3d} processes: {auto} block{'s' * (auto > 1)} each (default, "
+                  f"{work.rows / (n * auto):.1f} "
                   f"rows) {gains[auto]:5.2f}x; best {best} blocks ({work.rows / (n * best):.1f} "
                   f"rows) {gains[best]:5.2f}x; one block {gains[1]:5.2f}x")
 
